@@ -1,0 +1,1 @@
+"""OpenRecipes generator: load, check and render the recipe registry."""

@@ -1,0 +1,78 @@
+"""python -m generator VERB: check, schema (and the site's export, new; the importer's import)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _root() -> Path:
+    return Path.cwd()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from generator.check import check_registry, format_problems, load_registry
+
+    root = _root()
+    registry = load_registry(root, [Path(p) for p in args.paths] or None, use_cache=not args.no_cache)
+    problems = check_registry(registry)
+    if args.format == "json":
+        print(format_problems(problems, "json"))
+    elif problems:
+        print(format_problems(problems, "text"))
+        print(f"{len(problems)} problem(s) in {len({p.path for p in problems})} file(s)", file=sys.stderr)
+    else:
+        print(f"ok: {len(registry.recipes)} recipe(s) checked, no problems")
+    return 1 if problems else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from generator.schema import schema_path, schema_text, write_schemas
+
+    root = _root()
+    if args.check:
+        stale = [n for n in ("recipe", "gpus", "instances", "models")
+                 if not schema_path(root, n).exists() or schema_path(root, n).read_text() != schema_text(n)]
+        for name in stale:
+            print(f"schema/{name}.schema.yaml is not what the models generate; run `python -m generator schema`")
+        return 1 if stale else 0
+    for path in write_schemas(root):
+        print(f"wrote {path.relative_to(root)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generator", description="OpenRecipes registry tools.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+    p = sub.add_parser("check", help="validate recipes and recompute every derived figure")
+    p.add_argument("paths", nargs="*", help="recipe files or folders (default: the whole registry)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--no-cache", action="store_true", help="ignore the content-hash cache")
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("schema", help="write schema/*.schema.yaml from the models")
+    p.add_argument("--check", action="store_true", help="fail if the committed schemas are stale")
+    p.set_defaults(func=cmd_schema)
+    _add_optional_verbs(sub)
+    return parser
+
+
+def _add_optional_verbs(sub: argparse._SubParsersAction) -> None:
+    """Verbs whose modules may add themselves (site export/new, importers)."""
+    import importlib
+
+    for module_name in ("generator.export", "generator.new", "generator.importers"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        module.add_parser(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Catalogs: GPU types, cloud instances and model cards, each figure with a source and a date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+
+from generator.load import read_yaml, validation_problems
+from generator.models import Date
+from generator.problems import InputError, Problem
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+PositiveFlops = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class PeakFlops(_Closed):
+    bf16: PositiveFlops = Field(description="Dense BF16 peak, in FLOP/s.")
+    fp8: PositiveFlops | None = Field(default=None, description="Dense FP8 peak, in FLOP/s.")
+    fp4: PositiveFlops | None = Field(default=None, description="Dense FP4 peak, in FLOP/s.")
+
+
+class GpuSpec(_Closed):
+    name: str = Field(description="Full product name.")
+    memory_gb: int = Field(description="Memory, in GB.", gt=0)
+    peak_flops: PeakFlops = Field(description="Dense (no sparsity) peak rates, in FLOP/s.")
+    nvml_names: list[str] = Field(default_factory=list, description="Names NVML reports for this GPU.")
+    source: str = Field(description="Datasheet the figures come from (URL).")
+    date: Date = Field(description="Date the source was read (YYYY-MM-DD).")
+
+
+class Instance(_Closed):
+    provider: str = Field(description="Cloud provider.")
+    gpu_type: str = Field(description="GPU type, a key of catalog/gpus.yaml.")
+    gpu_count: int = Field(description="GPUs per instance.", gt=0)
+    usd_per_hour: float = Field(description="On-demand price, in USD per hour.", gt=0, allow_inf_nan=False)
+    region: str | None = Field(default=None, description="Region the price is for.")
+    source: str = Field(description="Where the price comes from (URL or document).")
+    date: Date = Field(description="Date the price was read (YYYY-MM-DD).")
+
+
+class AttentionKind(_Closed):
+    kv_heads: int = Field(description="Key-value heads (groups).", gt=0)
+    head_dim: int = Field(description="Head dimension.", gt=0)
+    window: int | None = Field(default=None, description="Sliding window, in tokens (null: global).", gt=0)
+    shared_kv: bool = Field(default=False, description="Keys and values come from one shared projection.")
+
+
+class Architecture(_Closed):
+    layers: int = Field(description="Decoder layers.", gt=0)
+    hidden_size: int = Field(description="Hidden size.", gt=0)
+    ffn_hidden_size: int = Field(description="FFN hidden size.", gt=0)
+    gated_ffn: bool = Field(default=True, description="SwiGLU-style gated FFN (3 matrices) or plain (2).")
+    attention_heads: int = Field(description="Query heads.", gt=0)
+    attention: dict[str, AttentionKind] = Field(description="Attention kinds by name (e.g. global, sliding).")
+    layer_pattern: list[str] = Field(
+        description="Attention kind of each layer, repeated cyclically over the layers.", min_length=1
+    )
+    vocab_size: int = Field(description="Vocabulary size (padded).", gt=0)
+    tied_embeddings: bool = Field(description="Input and output embeddings are one matrix.")
+    qk_norm: bool = Field(default=False, description="RMSNorm on queries and keys (per head dim).")
+    norm_eps: float = Field(default=1e-6, description="RMSNorm epsilon.", gt=0)
+    rope_base: float = Field(default=10000.0, description="RoPE base frequency.", gt=0)
+    linear_bias: bool = Field(default=False, description="Linear layers carry biases.")
+
+
+class ActiveParamsFact(_Closed):
+    count: int = Field(description="Active parameters per token N.", gt=0)
+    includes_norms: bool = Field(description="Whether N counts the norm gains.")
+    source: str = Field(description="Where N is stated.")
+
+
+class ModelCard(_Closed):
+    hf_id: str = Field(description="Hugging Face model id.")
+    revision: str | None = Field(default=None, description="Hugging Face revision (commit).")
+    family: str | None = Field(default=None, description="Model family.")
+    architecture: Architecture | None = Field(default=None, description="Architecture, where known.")
+    active_params: ActiveParamsFact = Field(description="N, active parameters per token.")
+    source: str = Field(description="Where the architecture facts come from.")
+    date: Date = Field(description="Date the facts were read (YYYY-MM-DD).")
+
+
+class GpuCatalog(RootModel[dict[str, GpuSpec]]):
+    pass
+
+
+class InstanceCatalog(RootModel[dict[str, Instance]]):
+    pass
+
+
+@dataclass
+class Catalog:
+    gpus: dict[str, GpuSpec] = field(default_factory=dict)
+    instances: dict[str, Instance] = field(default_factory=dict)
+    models: dict[str, ModelCard] = field(default_factory=dict)
+    model_slugs: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, root: Path) -> Catalog:
+        """Reads catalog/ under root; problems are collected, not raised."""
+        cat = cls()
+        base = root / "catalog"
+        cat.gpus = cat._read(base / "gpus.yaml", GpuCatalog, root) or {}
+        cat.instances = cat._read(base / "instances.yaml", InstanceCatalog, root) or {}
+        for path in sorted((base / "models").glob("*.yaml")):
+            entries = cat._read(path, _ModelFile, root)
+            for name, card in (entries or {}).items():
+                cat.models[name] = card
+                cat.model_slugs[name] = path.stem
+        for name, inst in cat.instances.items():
+            if inst.gpu_type not in cat.gpus:
+                cat.problems.append(
+                    Problem(_rel(base / "instances.yaml", root), 1, 1, f"{name}.gpu_type",
+                            f"unknown GPU type '{inst.gpu_type}'")
+                )
+        return cat
+
+    def _read(self, path: Path, model: type[RootModel], root: Path) -> dict | None:
+        display = _rel(path, root)
+        try:
+            doc = read_yaml(path, display)
+            return model.model_validate(doc.data).root
+        except InputError as exc:
+            self.problems.extend(exc.problems)
+        except ValidationError as exc:
+            self.problems.extend(validation_problems(doc, model, exc))
+        return None
+
+
+class _ModelFile(RootModel[dict[str, ModelCard]]):
+    pass
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

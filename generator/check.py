@@ -1,0 +1,310 @@
+"""Cross-checks: every derived figure recomputed, every structural rule enforced, all problems at once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator import figures
+from generator.catalog import Catalog
+from generator.load import LoadedRecipe, load_recipe
+from generator.models import Outcome, OverallOutcome, Status
+from generator.problems import InputError, Problem
+
+RECIPES_DIR = "recipes"
+CACHE_DIR = ".openrecipes-cache"
+
+
+@dataclass
+class Registry:
+    root: Path
+    catalog: Catalog
+    recipes: list[LoadedRecipe] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
+    base = root / RECIPES_DIR
+    if not paths:
+        return sorted(p for p in base.rglob("*") if p.suffix in (".yaml", ".yml") and not p.is_dir())
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
+        else:
+            out.append(p)
+    return out
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.absolute().relative_to(root.absolute()))
+    except ValueError:
+        return str(path)
+
+
+def _place_problems(path: Path, root: Path, display: str) -> list[Problem]:
+    """Files must be real files inside recipes/ (a symlink may not lead out of it)."""
+    base = (root / RECIPES_DIR).resolve()
+    resolved = path.resolve()
+    if path.is_symlink() and not resolved.is_relative_to(base):
+        return [Problem(display, 1, 1, "(document)", f"symlink points outside recipes/ (to {resolved})")]
+    return []
+
+
+class _Cache:
+    """Content-hash cache of successful loads: a warm re-check skips parsing unchanged files."""
+
+    def __init__(self, root: Path, enabled: bool) -> None:
+        self.dir = root / CACHE_DIR
+        self.enabled = enabled
+        self.entries: dict[str, tuple[str, LoadedRecipe]] = {}
+        self.dirty = False
+        self._key = self._code_key()
+        if enabled:
+            try:
+                with open(self.dir / "recipes.pickle", "rb") as fh:
+                    key, entries = pickle.load(fh)
+                if key == self._key:
+                    self.entries = entries
+            except (OSError, pickle.PickleError, EOFError, ValueError, AttributeError, ImportError):
+                self.entries = {}
+
+    @staticmethod
+    def _code_key() -> str:
+        # The models decide what a load yields: a change to them invalidates the cache.
+        here = Path(__file__).parent
+        digest = hashlib.sha256()
+        for name in ("models.py", "load.py"):
+            digest.update((here / name).read_bytes())
+        return digest.hexdigest()
+
+    def get(self, display: str, raw: bytes) -> LoadedRecipe | None:
+        hit = self.entries.get(display)
+        if hit and hit[0] == hashlib.sha256(raw).hexdigest():
+            return hit[1]
+        return None
+
+    def put(self, display: str, raw: bytes, loaded: LoadedRecipe) -> None:
+        if self.enabled:
+            self.entries[display] = (hashlib.sha256(raw).hexdigest(), loaded)
+            self.dirty = True
+
+    def save(self) -> None:
+        if not (self.enabled and self.dirty):
+            return
+        self.dir.mkdir(exist_ok=True)
+        tmp = self.dir / f"recipes.pickle.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump((self._key, self.entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.dir / "recipes.pickle")
+
+
+def load_registry(root: Path, paths: Iterable[Path] | None = None, use_cache: bool = False) -> Registry:
+    """Loads the catalog and recipes; collects every problem instead of stopping at the first."""
+    catalog = Catalog.load(root)
+    registry = Registry(root, catalog, problems=list(catalog.problems))
+    cache = _Cache(root, use_cache)
+    recipes_root = root / RECIPES_DIR
+    for path in recipe_files(root, list(paths) if paths else None):
+        display = _display(path, root)
+        placed = _place_problems(path, root, display)
+        if placed:
+            registry.problems.extend(placed)
+            continue
+        raw = b""
+        if use_cache:
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                raw = b""
+            hit = cache.get(display, raw) if raw else None
+            if hit is not None:
+                registry.recipes.append(hit)
+                continue
+        try:
+            loaded = load_recipe(path, display, recipes_root)
+        except InputError as exc:
+            registry.problems.extend(exc.problems)
+            continue
+        if use_cache and raw:
+            cache.put(display, raw, loaded)
+        registry.recipes.append(loaded)
+    cache.save()
+    return registry
+
+
+def check_registry(registry: Registry, today: dt.date | None = None) -> list[Problem]:
+    today = today or dt.date.today()
+    problems = list(registry.problems)
+    seen: dict[str, str] = {}
+    for loaded in registry.recipes:
+        key = loaded.id.lower()
+        if key in seen:
+            line, col = loaded.position()
+            problems.append(Problem(loaded.display, line, col, "(document)",
+                                    f"duplicate recipe id '{loaded.id}' (also {seen[key]})"))
+        else:
+            seen[key] = loaded.display
+        problems.extend(check_recipe(loaded, registry.catalog, today))
+    return sorted(set(problems))
+
+
+def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list[Problem]:
+    r = loaded.recipe
+    out: list[Problem] = []
+
+    def bad(message: str, *where: str | int) -> None:
+        line, col = loaded.position(*where)
+        out.append(Problem(loaded.display, line, col, ".".join(str(w) for w in where) or "(document)", message))
+
+    # Catalog references
+    card = catalog.models.get(r.model)
+    if card is None:
+        bad(f"unknown model '{r.model}' (not in catalog/models/)", "model")
+    gpu = catalog.gpus.get(r.gpu.type)
+    if gpu is None:
+        bad(f"unknown GPU type '{r.gpu.type}' (known: {', '.join(sorted(catalog.gpus))})", "gpu", "type")
+    elif gpu.memory_gb != r.gpu.memory_gb:
+        bad(f"{r.gpu.type} has {gpu.memory_gb} GB, not {r.gpu.memory_gb}", "gpu", "memory_gb")
+    instance = catalog.instances.get(r.gpu.instance) if r.gpu.instance else None
+    if r.gpu.instance and instance is None:
+        bad(f"unknown instance '{r.gpu.instance}' (not in catalog/instances.yaml)", "gpu", "instance")
+    if instance is not None:
+        if instance.gpu_type != r.gpu.type:
+            bad(f"{r.gpu.instance} carries {instance.gpu_type}, not {r.gpu.type}", "gpu", "instance")
+        if instance.gpu_count != r.gpu.per_node:
+            bad(f"{r.gpu.instance} has {instance.gpu_count} GPUs, per_node says {r.gpu.per_node}", "gpu", "per_node")
+
+    # Path matches model and GPU
+    parts = loaded.id.split("/")
+    if len(parts) == 3:
+        if card is not None and parts[0] != catalog.model_slugs.get(r.model):
+            bad(f"file is under '{parts[0]}/' but model '{r.model}' lives under "
+                f"'{catalog.model_slugs.get(r.model)}/'", "model")
+        if parts[1] != r.gpu.type.lower():
+            bad(f"file is under '{parts[1]}/' but gpu.type is '{r.gpu.type}' (expected '{r.gpu.type.lower()}/')",
+                "gpu", "type")
+
+    # Layout
+    lay = r.layout
+    if r.gpu.count % r.gpu.per_node:
+        bad(f"per_node {r.gpu.per_node} does not divide count {r.gpu.count}", "gpu", "per_node")
+    # Experts reuse the dense ranks (Megatron's MoE rule): EP x ETP must divide TP x CP x DP.
+    product = lay.tp * lay.pp * lay.cp * lay.dp
+    if product != r.gpu.count:
+        bad(f"tp x pp x cp x dp = {lay.tp} x {lay.pp} x {lay.cp} x {lay.dp} = {product}, "
+            f"but gpu.count is {r.gpu.count}", "layout", "dp")
+    if (lay.tp * lay.cp * lay.dp) % (lay.ep * lay.etp):
+        bad(f"ep x etp = {lay.ep * lay.etp} must divide tp x cp x dp = {lay.tp * lay.cp * lay.dp}", "layout", "ep")
+    if lay.sequence_parallel and lay.tp == 1:
+        bad("sequence parallel needs tp > 1", "layout", "sequence_parallel")
+    if r.workload.global_batch % (lay.rows_per_microbatch * lay.dp):
+        bad(f"global batch {r.workload.global_batch} is not a multiple of micro-batch x dp = "
+            f"{lay.rows_per_microbatch * lay.dp}", "workload", "global_batch")
+    arch = card.architecture if card else None
+    if lay.layer_split is not None:
+        if lay.pp < 2:
+            bad("a layer split needs pp >= 2", "layout", "layer_split")
+        elif arch is not None:
+            rest = arch.layers - lay.layer_split.first - lay.layer_split.last
+            middle = lay.pp - 2
+            if rest < 0 or (middle == 0 and rest != 0) or (middle > 0 and (rest % middle or rest // middle == 0)):
+                bad(f"split {lay.layer_split.first}/.../{lay.layer_split.last} over {lay.pp} stages does not "
+                    f"sum to {arch.layers} layers with an even, non-empty middle", "layout", "layer_split")
+    elif arch is not None and arch.layers % (lay.pp * lay.vpp):
+        bad(f"{arch.layers} layers do not divide evenly over pp x vpp = {lay.pp * lay.vpp}", "layout", "pp")
+
+    # Parameters
+    if card is not None:
+        if r.result.active_params.count != card.active_params.count:
+            bad(f"N = {r.result.active_params.count:,} but the catalog states {card.active_params.count:,}",
+                "result", "active_params", "count")
+        if arch is not None:
+            n = figures.param_count(arch, card.active_params.includes_norms)
+            if n != card.active_params.count:
+                bad(f"the architecture gives {n:,} parameters, the catalog states {card.active_params.count:,}",
+                    "model")
+
+    # Derived figures
+    res = r.result
+    derived = figures.derive(r, catalog)
+    if res.usd_per_million_tokens is not None and derived.usd_per_million_tokens is not None:
+        if not figures.agrees(res.usd_per_million_tokens, derived.usd_per_million_tokens):
+            bad(f"stated {res.usd_per_million_tokens} but (${derived.instance_usd_per_hour}/h / "
+                f"{instance.gpu_count if instance else '?'}) / ({res.tokens_per_s_per_gpu} x 3600) x 1e6 = "
+                f"{derived.usd_per_million_tokens:.4f}", "result", "usd_per_million_tokens")
+    elif res.usd_per_million_tokens is not None and r.gpu.instance is None:
+        bad("a $/1M figure needs gpu.instance (its price)", "result", "usd_per_million_tokens")
+    if res.mfu is not None and derived.mfu is not None and res.mfu_note is None:
+        if not figures.agrees(res.mfu, derived.mfu):
+            bad(f"stated {res.mfu} but 6 x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / "
+                f"{derived.peak_flops:.4g} = {derived.mfu:.5f}", "result", "mfu")
+    if res.window is not None:
+        first, last = res.window
+        if last < first:
+            bad(f"window [{first}, {last}] ends before it starts", "result", "window")
+        else:
+            if res.steps_per_run is not None and last >= res.steps_per_run:
+                bad(f"window ends at step {last}, beyond steps_per_run {res.steps_per_run} (steps 0-"
+                    f"{res.steps_per_run - 1})", "result", "window")
+            if res.window_tokens is not None and derived.window_tokens != res.window_tokens:
+                bad(f"stated {res.window_tokens:,} but {figures.window_steps(res.window)} steps x "
+                    f"{r.workload.global_batch} x {r.workload.row_tokens} = {derived.window_tokens:,}",
+                    "result", "window_tokens")
+    if res.measured is not None and res.measured > today:
+        bad(f"measured date {res.measured} is in the future", "result", "measured")
+    for i, test in enumerate(r.correctness.component_tests if r.correctness else []):
+        if test.date > today:
+            bad(f"test date {test.date} is in the future", "correctness", "component_tests", i, "date")
+
+    out.extend(_status_problems(loaded, bad))
+    return out
+
+
+def _status_problems(loaded: LoadedRecipe, bad) -> list[Problem]:  # noqa: ANN001
+    """The lifecycle: what each status promises."""
+    r = loaded.recipe
+    res = r.result
+    corr = r.correctness
+    if r.status is Status.reported:
+        if r.publication is None:
+            bad("a reported recipe needs `publication` (where its figures come from)", "status")
+        if corr is not None and corr.result is OverallOutcome.passed:
+            bad("a reported recipe carries no passing evidence of ours; use status verified", "status")
+        return []
+    # measured and verified: figures measured by a run
+    if r.publication is not None:
+        bad(f"a {r.status.value} recipe was measured, not published: remove `publication` or use reported",
+            "publication")
+    for name in ("measured", "steps_per_run", "window", "window_tokens", "runs", "step_time_cv_percent"):
+        if getattr(res, name) is None:
+            bad(f"a {r.status.value} recipe needs result.{name}", "result", name)
+    if r.status is Status.verified:
+        if corr is None or corr.result is not OverallOutcome.passed:
+            bad("a verified recipe needs correctness.result: pass", "correctness" if corr else "status")
+        elif not corr.component_tests and corr.convergence is None:
+            bad("a verified recipe needs component tests or a convergence check", "correctness")
+        else:
+            for i, test in enumerate(corr.component_tests):
+                if test.result is not Outcome.passed:
+                    bad("a verified recipe cannot have a failing component test", "correctness",
+                        "component_tests", i, "result")
+            if corr.convergence is not None and corr.convergence.result is not Outcome.passed:
+                bad("a verified recipe cannot have a failing convergence check", "correctness", "convergence",
+                    "result")
+    elif corr is not None and corr.result is OverallOutcome.passed:
+        bad("the correctness evidence passes: the status should be verified", "status")
+    return []
+
+
+def format_problems(problems: list[Problem], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([p.as_dict() for p in problems], indent=2)
+    return "\n".join(str(p) for p in problems)

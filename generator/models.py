@@ -1,0 +1,332 @@
+"""The recipe: one YAML file under recipes/<model>/<gpu>/<name>.yaml, as Pydantic models.
+
+Every field carries a description with its unit; these descriptions are the source of
+schema/recipe.schema.yaml (``python -m generator schema``). Models are strict (no "yes"
+becoming a number) and closed (``extra="forbid"``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+SCHEMA_VERSION = 1
+
+
+def _parse_date(value: Any) -> Any:
+    # The loader keeps YAML timestamps as text so that Pydantic and jsonschema see the same input.
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError as exc:
+            raise ValueError(f"not a valid date (YYYY-MM-DD): {value!r}") from exc
+    if isinstance(value, dt.datetime):
+        raise ValueError("a date (YYYY-MM-DD) is expected, not a date and time")
+    return value
+
+
+Date = Annotated[
+    dt.date,
+    BeforeValidator(_parse_date),
+    WithJsonSchema({"type": "string", "format": "date"}),
+]
+
+
+def _finite(**kwargs: Any) -> Any:
+    return Field(allow_inf_nan=False, **kwargs)
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_enum_values=False)
+
+
+class Status(StrEnum):
+    """Lifecycle of a recipe's figures."""
+
+    verified = "verified"  # measured, and the correctness evidence passes
+    measured = "measured"  # measured on real hardware; no passing correctness evidence (yet)
+    reported = "reported"  # taken from a publication, not re-measured here
+
+
+class Outcome(StrEnum):
+    passed = "pass"
+    failed = "fail"
+
+
+class OverallOutcome(StrEnum):
+    passed = "pass"
+    failed = "fail"
+    partial = "partial"
+    not_run = "not_run"
+
+
+class Precision(StrEnum):
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp32 = "fp32"
+    fp8_cs = "fp8-cs"
+    fp8_mx = "fp8-mx"
+    fp8_ds = "fp8-ds"
+    nvfp4 = "nvfp4"
+
+
+class RecomputeGranularity(StrEnum):
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
+class RecomputeMethod(StrEnum):
+    uniform = "uniform"
+    block = "block"
+
+
+class Dispatcher(StrEnum):
+    allgather = "allgather"
+    alltoall = "alltoall"
+    flex = "flex"
+    deepep = "deepep"
+
+
+class Gpu(_Closed):
+    type: str = Field(
+        description="GPU type, a key of catalog/gpus.yaml (e.g. H100, H200, B200).",
+        examples=["H100"],
+        min_length=1,
+    )
+    memory_gb: int = Field(description="Memory per GPU, in GB.", gt=0, le=4096, examples=[80])
+    count: int = Field(description="Number of GPUs the recipe runs on, in GPUs.", gt=0, le=1_000_000)
+    per_node: int = Field(description="GPUs per node, in GPUs; must divide `count`.", gt=0, le=1024)
+    instance: str | None = Field(
+        default=None,
+        description="Cloud instance, a key of catalog/instances.yaml; its hourly price gives $/1M tokens. "
+        "Null when the recipe ran on owned or unpriced hardware.",
+        examples=["AWS p5.48xlarge"],
+    )
+
+
+class Author(_Closed):
+    name: str = Field(description="Who contributed or published the recipe.", min_length=1)
+    url: str | None = Field(default=None, description="Where the author's work is cited (URL).")
+
+
+class Stack(_Closed):
+    framework: str = Field(
+        description="Training framework and version; its first word selects the runner's log parser "
+        "(megatron-lm, megatron-bridge, miles, slime, openrecipes-engine).",
+        min_length=1,
+        examples=["miles 0.1.0"],
+    )
+    megatron_lm: str | None = Field(default=None, description="Megatron-LM / megatron-core version or commit.")
+    megatron_core: str | None = Field(default=None, description="megatron-core package version.")
+    megatron_bridge: str | None = Field(default=None, description="Megatron-Bridge version or commit.")
+    transformer_engine: str | None = Field(default=None, description="Transformer Engine version.")
+    pytorch: str | None = Field(default=None, description="PyTorch version and build.")
+    cuda: str | None = Field(default=None, description="CUDA version.")
+    nccl: str | None = Field(default=None, description="NCCL version.")
+    driver: str | None = Field(default=None, description="NVIDIA driver version.")
+    deepep: str | None = Field(default=None, description="DeepEP version, if installed.")
+    python: str | None = Field(default=None, description="Python version.")
+    attention_backend: str | None = Field(default=None, description="Attention kernel backend used.")
+    gpu_name: str | None = Field(default=None, description="GPU product name as the driver reports it.")
+    network: str | None = Field(default=None, description="Interconnect within and between nodes.")
+    source: str | None = Field(default=None, description="How these versions were established.")
+
+
+class DatasetBuild(_Closed):
+    name: str = Field(description="Name of the built, tokenized row set.")
+    tokenizer: str | None = Field(default=None, description="Tokenizer, revision and hashes.")
+    loss_mask: str | None = Field(default=None, description="Loss-mask convention.")
+    rows: int | None = Field(default=None, description="Rows built, in rows.", gt=0)
+    row_tokens: int | None = Field(default=None, description="Tokens per row, in tokens.", gt=0)
+    padding_tokens: int | None = Field(default=None, description="Padding tokens in the build, in tokens.", ge=0)
+    seed: int | None = Field(default=None, description="Seed of the build's permutation.")
+    packing: str | None = Field(default=None, description="How source documents became rows.")
+    supervised_token_ratio: float | None = _finite(
+        default=None, description="Fraction of tokens with a loss target (0-1).", ge=0, le=1
+    )
+    parquet_sha256: str | None = Field(
+        default=None, description="SHA-256 of the built parquet file (hex).", pattern=r"^[0-9a-f]{64}$"
+    )
+    parquet_bytes: int | None = Field(default=None, description="Size of the built parquet file, in bytes.", gt=0)
+    builder: str | None = Field(default=None, description="Script and options that built the rows.")
+
+
+class Dataset(_Closed):
+    name: str = Field(description="Data set name (or 'synthetic tokens').")
+    source: str | None = Field(default=None, description="Where the data comes from (hub id or URL).")
+    revision: str | None = Field(default=None, description="Revision (commit) of the source.")
+    license: str | None = Field(default=None, description="License of the data.")
+    rows_sha256: str | None = Field(
+        default=None, description="SHA-256 of the exact rows trained on (hex).", pattern=r"^[0-9a-f]{64}$"
+    )
+    build: DatasetBuild | None = Field(default=None, description="How the rows were built.")
+
+
+class Workload(_Closed):
+    row_tokens: int = Field(description="Tokens per row (sequence length), in tokens.", gt=0, le=10_000_000)
+    rows: str = Field(description="What a row holds (e.g. 'SFT conversations', 'synthetic tokens').")
+    global_batch: int = Field(description="Rows per optimizer step, in rows.", gt=0)
+    precision: Precision = Field(strict=False, description="Compute precision of the matrix products.")
+    dataset: Dataset | None = Field(default=None, description="Data provenance.")
+
+
+class LayerSplit(_Closed):
+    first: int = Field(description="Decoder layers on the first pipeline stage, in layers.", gt=0)
+    last: int = Field(description="Decoder layers on the last pipeline stage, in layers.", gt=0)
+
+
+class Recompute(_Closed):
+    granularity: RecomputeGranularity = Field(strict=False, description="Activation recompute granularity.")
+    method: RecomputeMethod | None = Field(strict=False, default=None, description="Full-recompute method (uniform, block).")
+    num_layers: int | None = Field(default=None, description="Layers recomputed per chunk, in layers.", gt=0)
+    modules: list[str] | None = Field(default=None, description="Modules recomputed under selective recompute.")
+
+
+class Offload(_Closed):
+    optimizer_fraction: float = _finite(
+        description="Fraction of the optimizer state kept on the CPU (0-1).", ge=0, le=1
+    )
+    overlap_d2h_h2d: bool = Field(description="Whether device-host copies overlap compute.")
+
+
+class Layout(_Closed):
+    label: str = Field(description="Short layout label (e.g. 'TP2 PP4 DP1').", min_length=1)
+    summary: str = Field(description="One-paragraph summary of the layout, shown on the card.", min_length=1)
+    highlights: str | None = Field(default=None, description="What distinguishes this layout, briefly.")
+    tp: int = Field(description="Tensor-parallel size, in GPUs.", gt=0)
+    pp: int = Field(description="Pipeline-parallel size, in stages.", gt=0)
+    vpp: int = Field(default=1, description="Virtual pipeline chunks per stage.", gt=0)
+    cp: int = Field(description="Context-parallel size, in GPUs.", gt=0)
+    ep: int = Field(description="Expert-parallel size, in GPUs (1 for dense models).", gt=0)
+    etp: int = Field(default=1, description="Expert tensor-parallel size, in GPUs.", gt=0)
+    dp: int = Field(description="Data-parallel size, in replicas.", gt=0)
+    fsdp: bool = Field(default=False, description="Whether parameters are sharded across data-parallel ranks.")
+    gradient_accumulation: int | None = Field(
+        default=None, description="Micro-batches accumulated per step per replica, in micro-batches.", gt=0
+    )
+    sequence_parallel: bool = Field(description="Whether sequence parallelism is on (needs TP > 1).")
+    layer_split: LayerSplit | None = Field(
+        default=None, description="Uneven pipeline split: first and last stage; the middle stages share the rest."
+    )
+    max_tokens_per_gpu: int | None = Field(default=None, description="Dynamic-batching token cap, in tokens.", gt=0)
+    rows_per_microbatch: int = Field(description="Rows per micro-batch (micro-batch size), in rows.", gt=0)
+    recompute: Recompute = Field(description="Activation recompute.")
+    offload: Offload | None = Field(default=None, description="CPU offload of the optimizer.")
+    dispatcher: Dispatcher | None = Field(strict=False, default=None, description="MoE token dispatcher (null: dense model).")
+
+
+class ActiveParams(_Closed):
+    count: int = Field(description="Active parameters per token N, in parameters.", gt=0)
+    source: str | None = Field(default=None, description="Where N comes from (URL).")
+    revision: str | None = Field(default=None, description="Revision of that source.")
+
+
+class Result(_Closed):
+    tokens_per_s_per_gpu: float = _finite(
+        description="Training throughput over the window, in tokens per second per GPU.", gt=0, le=1e9
+    )
+    usd_per_million_tokens: float | None = _finite(
+        default=None,
+        description="Cost, in USD per 1M tokens: (instance $/h / GPUs) / (tokens/s/GPU x 3600) x 1e6.",
+        gt=0,
+        le=1e6,
+    )
+    step_time_cv_percent: float | None = _finite(
+        default=None, description="Coefficient of variation of step times over the window, in percent.", ge=0,
+        le=1000,
+    )
+    mfu: float | None = _finite(
+        default=None,
+        description="Model FLOPs utilisation (0-1): 6 x N x tokens/s/GPU / GPU dense peak of the precision.",
+        ge=0,
+        le=1,
+    )
+    mfu_note: str | None = Field(default=None, description="Explains any MFU convention other than 6N.")
+    active_params: ActiveParams = Field(description="N, active parameters per token.")
+    measured: Date | None = Field(default=None, description="Date of the measured run (YYYY-MM-DD).")
+    steps_per_run: int | None = Field(default=None, description="Optimizer steps per run, in steps.", gt=0)
+    window: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None,
+        description="First and last step (0-based, inclusive) the figures are measured over.",
+        min_length=2,
+        max_length=2,
+    )
+    window_tokens: int | None = Field(
+        default=None, description="Tokens in the window: steps x global batch x row tokens.", gt=0
+    )
+    runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0)
+    profiler: bool = Field(default=False, description="Whether a profiler was on during the measured run.")
+    gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0)
+    gpu_hours_note: str | None = Field(default=None, description="What the GPU-hours count.")
+    published_model_tflops_per_gpu: float | None = _finite(
+        default=None, description="Model TFLOP/s per GPU as the publication states it, in TFLOP/s.", gt=0
+    )
+
+
+class ComponentTest(_Closed):
+    test: str = Field(description="What was compared with what.")
+    shape: str = Field(description="The shapes the test ran at.")
+    gpu: str = Field(description="GPU type it ran on.")
+    date: Date = Field(description="Date it ran (YYYY-MM-DD).")
+    result: Outcome = Field(strict=False, description="pass or fail.")
+    detail: str | None = Field(default=None, description="Figures of the comparison.")
+    note: str | None = Field(default=None, description="Anything else a reader should know.")
+
+
+class Convergence(_Closed):
+    steps: int = Field(description="Steps compared, in steps.", gt=0)
+    result: Outcome = Field(strict=False, description="pass or fail.")
+    correlation: float = _finite(description="Pearson correlation of the two loss curves.", ge=-1, le=1)
+    final_loss_difference: float = _finite(description="Absolute difference of the final losses.", ge=0)
+    pointwise_failures: int = Field(description="Steps outside the pointwise tolerance.", ge=0)
+    note: str | None = Field(default=None, description="What the two arms were.")
+
+
+class Correctness(_Closed):
+    result: OverallOutcome = Field(strict=False, description="Overall verdict of the evidence.")
+    summary: str | None = Field(default=None, description="One-line summary.")
+    reference: str | None = Field(default=None, description="The recipe compared against.")
+    configuration: Outcome | None = Field(strict=False, default=None, description="Configuration review verdict.")
+    component_tests: list[ComponentTest] = Field(default_factory=list, description="Component tests.")
+    convergence: Convergence | None = Field(default=None, description="Loss-convergence check.")
+    rules: str | None = Field(default=None, description="Which rules the checks follow.")
+
+
+class Patch(_Closed):
+    file: str = Field(description="Patched file.")
+    sha256: str | None = Field(default=None, description="SHA-256 of the patch (hex).", pattern=r"^[0-9a-f]{64}$")
+    description: str = Field(description="What the patch changes and why.")
+
+
+class Publication(_Closed):
+    url: str = Field(description="URL of the published table.")
+    commit: str | None = Field(default=None, description="Commit of the document.")
+    release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
+    line: int | None = Field(default=None, description="Line of the row in the document.", gt=0)
+    system: str | None = Field(default=None, description="System named by the publication (e.g. DGX-H100).")
+
+
+class Recipe(_Closed):
+    """An OpenRecipes training recipe."""
+
+    model_config = ConfigDict(title="OpenRecipes recipe", extra="forbid", strict=True, frozen=True)
+
+    schema_version: int = Field(description="Recipe format version.", ge=SCHEMA_VERSION, le=SCHEMA_VERSION)
+    model: str = Field(description="Model name, a key of the model catalog.", examples=["Gemma-4-31B"])
+    gpu: Gpu = Field(description="The GPUs and instance.")
+    author: Author = Field(description="Who contributed the recipe.")
+    status: Status = Field(strict=False, description="verified, measured or reported (see the methodology page).")
+    stack: Stack = Field(description="Software stack.")
+    workload: Workload = Field(description="What is trained on.")
+    layout: Layout = Field(description="Parallel layout and memory settings.")
+    result: Result = Field(description="Measured (or reported) figures.")
+    correctness: Correctness | None = Field(default=None, description="Correctness evidence.")
+    publication: Publication | None = Field(default=None, description="Source of a reported recipe.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables the run sets.")
+    patches: list[Patch] = Field(default_factory=list, description="Local changes to the framework.")
+    run: str = Field(description="The run command (a bash script).", min_length=1)
+    notes: str | None = Field(default=None, description="Notes, Markdown (raw HTML is not rendered).")

@@ -1,0 +1,1 @@
+"""OpenRecipes runner: re-measure a recipe on GPU hardware and write the figures back."""
