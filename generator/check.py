@@ -288,7 +288,7 @@ def _status_problems(loaded: LoadedRecipe, bad) -> list[Problem]:  # noqa: ANN00
             bad(f"a {r.status.value} recipe needs result.{name}", "result", name)
     if r.status is Status.verified:
         if corr is None or corr.result is not OverallOutcome.passed:
-            bad("a verified recipe needs correctness.result: pass", "correctness" if corr else "status")
+            bad("a verified recipe needs correctness.result: pass", *(("correctness", "result") if corr else ("status",)))
         elif not corr.component_tests and corr.convergence is None:
             bad("a verified recipe needs component tests or a convergence check", "correctness")
         else:

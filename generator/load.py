@@ -51,6 +51,10 @@ class YamlDocument:
     key_positions: Positions
 
 
+class _AliasFound(Exception):
+    """Stops building at the first alias: one problem is enough, and expansion never starts."""
+
+
 class _Builder:
     """Turns a composed node tree into plain data, recording positions, refusing aliases."""
 
@@ -70,7 +74,8 @@ class _Builder:
         if id(node) in self._seen:
             # A node reached twice is an alias: refuse before any expansion (billion laughs).
             self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
-            return None
+            raise _AliasFound
+
         self._seen.add(id(node))
         self.positions[where] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
@@ -136,7 +141,10 @@ def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES
     except yaml.YAMLError as exc:
         raise InputError([Problem(name, 1, 1, "(document)", f"YAML error: {exc}")]) from None
     builder = _Builder(name)
-    data = builder.build(node, ())
+    try:
+        data = builder.build(node, ())
+    except _AliasFound:
+        data = None
     if builder.problems:
         raise InputError(builder.problems)
     if not isinstance(data, dict):
@@ -239,9 +247,15 @@ class LoadedRecipe:
     key_positions: Positions = field(default_factory=dict)
 
     def position(self, *where: str | int) -> tuple[int, int]:
+        """Where a field is: its key for a mapping or list (the line that names it), else its value."""
         probe: FieldPath = tuple(where)
         while probe not in self.positions and probe:
             probe = probe[:-1]
+        value: Any = self.data
+        for part in probe:
+            value = value[part]
+        if isinstance(value, dict | list) and probe in self.key_positions:
+            return self.key_positions[probe]
         return self.positions.get(probe, (1, 1))
 
 
