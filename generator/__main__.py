@@ -12,18 +12,17 @@ def _root() -> Path:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from generator.check import check_registry, format_problems, load_registry
+    from generator.check import check_tree, format_problems
 
     root = _root()
-    registry = load_registry(root, [Path(p) for p in args.paths] or None, use_cache=not args.no_cache)
-    problems = check_registry(registry)
+    count, problems = check_tree(root, [Path(p) for p in args.paths] or None, use_cache=not args.no_cache)
     if args.format == "json":
         print(format_problems(problems, "json"))
     elif problems:
         print(format_problems(problems, "text"))
         print(f"{len(problems)} problem(s) in {len({p.path for p in problems})} file(s)", file=sys.stderr)
     else:
-        print(f"ok: {len(registry.recipes)} recipe(s) checked, no problems")
+        print(f"ok: {count} recipe(s) checked, no problems")
     return 1 if problems else 0
 
 

@@ -52,6 +52,28 @@ class AttentionKind(_Closed):
     shared_kv: bool = Field(default=False, description="Keys and values come from one shared projection.")
 
 
+class MoE(_Closed):
+    experts: int = Field(description="Routed experts per MoE layer.", gt=0)
+    top_k: int = Field(description="Routed experts each token is sent to.", gt=0)
+    ffn_hidden_size: int = Field(description="FFN hidden size of one routed expert.", gt=0)
+    shared_ffn_hidden_size: int = Field(
+        default=0, description="FFN hidden size of the shared experts together (0: none).", ge=0
+    )
+    dense_layers: int = Field(
+        default=0, description="Leading decoder layers with a dense FFN (of ffn_hidden_size) in place of experts.",
+        ge=0,
+    )
+    router_bias: bool = Field(default=False, description="The router's linear layer carries a bias.")
+
+
+class MLA(_Closed):
+    q_lora_rank: int | None = Field(description="Query down-projection rank (null: a full query projection).", gt=0)
+    kv_lora_rank: int = Field(description="Key-value latent rank.", gt=0)
+    qk_head_dim: int = Field(description="Query-key head dimension without RoPE.", gt=0)
+    qk_rope_head_dim: int = Field(description="Query-key RoPE head dimension (the key part is shared by heads).", gt=0)
+    v_head_dim: int = Field(description="Value head dimension.", gt=0)
+
+
 class Architecture(_Closed):
     layers: int = Field(description="Decoder layers.", gt=0)
     hidden_size: int = Field(description="Hidden size.", gt=0)
@@ -68,6 +90,14 @@ class Architecture(_Closed):
     norm_eps: float = Field(default=1e-6, description="RMSNorm epsilon.", gt=0)
     rope_base: float = Field(default=10000.0, description="RoPE base frequency.", gt=0)
     linear_bias: bool = Field(default=False, description="Linear layers carry biases.")
+    attention_sinks: bool | None = Field(
+        default=None, description="One learned attention-sink logit per query head and layer (GPT-OSS)."
+    )
+    moe: MoE | None = Field(default=None, description="Mixture-of-experts FFN (null: dense model).")
+    mla: MLA | None = Field(default=None, description="Multi-latent attention (null: multi-head or grouped-query).")
+    mtp_layers: int | None = Field(
+        default=None, description="Multi-token-prediction layers of the model (DeepSeek-V3: 1); null: none.", ge=0
+    )
 
 
 class ActiveParamsFact(_Closed):
@@ -101,6 +131,7 @@ class Catalog:
     models: dict[str, ModelCard] = field(default_factory=dict)
     model_slugs: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    _param_counts: dict[str, int | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, root: Path) -> Catalog:
@@ -121,6 +152,18 @@ class Catalog:
                             f"unknown GPU type '{inst.gpu_type}'")
                 )
         return cat
+
+    def param_count(self, model: str) -> int | None:
+        """N recomputed from the model's architecture under its stated convention (memoised)."""
+        from generator import figures
+
+        if model not in self._param_counts:
+            card = self.models.get(model)
+            arch = card.architecture if card else None
+            self._param_counts[model] = (
+                figures.param_count(arch, card.active_params.includes_norms) if card and arch else None
+            )
+        return self._param_counts[model]
 
     def _read(self, path: Path, model: type[RootModel], root: Path) -> dict | None:
         display = _rel(path, root)

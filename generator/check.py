@@ -13,7 +13,7 @@ from pathlib import Path
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.load import LoadedRecipe, load_recipe
+from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.models import Outcome, OverallOutcome, Status
 from generator.problems import InputError, Problem
 
@@ -51,66 +51,72 @@ def _display(path: Path, root: Path) -> str:
 
 def _place_problems(path: Path, root: Path, display: str) -> list[Problem]:
     """Files must be real files inside recipes/ (a symlink may not lead out of it)."""
+    if not path.is_symlink():
+        return []
     base = (root / RECIPES_DIR).resolve()
     resolved = path.resolve()
-    if path.is_symlink() and not resolved.is_relative_to(base):
+    if not resolved.is_relative_to(base):
         return [Problem(display, 1, 1, "(document)", f"symlink points outside recipes/ (to {resolved})")]
     return []
 
 
-class _Cache:
-    """Content-hash cache of successful loads: a warm re-check skips parsing unchanged files."""
+class _CheckCache:
+    """Content-hash cache of per-file check results: a warm re-check reads and hashes, nothing more.
 
-    def __init__(self, root: Path, enabled: bool) -> None:
-        self.dir = root / CACHE_DIR
-        self.enabled = enabled
-        self.entries: dict[str, tuple[str, LoadedRecipe]] = {}
+    A result is reused only for the same bytes, the same catalog, the same code and the same day (the
+    future-date rule depends on today)."""
+
+    def __init__(self, root: Path, catalog_key: str, today: dt.date) -> None:
+        self.file = root / CACHE_DIR / "check.pickle"
+        self.key = (self._code_key(), catalog_key, today.isoformat())
+        self.entries: dict[str, tuple[bytes, str, list[Problem]]] = {}
         self.dirty = False
-        self._key = self._code_key()
-        if enabled:
-            try:
-                with open(self.dir / "recipes.pickle", "rb") as fh:
-                    key, entries = pickle.load(fh)
-                if key == self._key:
-                    self.entries = entries
-            except (OSError, pickle.PickleError, EOFError, ValueError, AttributeError, ImportError):
-                self.entries = {}
+        try:
+            with open(self.file, "rb") as fh:
+                key, entries = pickle.load(fh)
+            if key == self.key:
+                self.entries = entries
+        except (OSError, pickle.PickleError, EOFError, ValueError, AttributeError, ImportError, TypeError):
+            self.entries = {}
 
     @staticmethod
     def _code_key() -> str:
-        # The models decide what a load yields: a change to them invalidates the cache.
         here = Path(__file__).parent
         digest = hashlib.sha256()
-        for name in ("models.py", "load.py"):
+        for name in ("models.py", "load.py", "check.py", "figures.py", "catalog.py"):
             digest.update((here / name).read_bytes())
         return digest.hexdigest()
 
-    def get(self, display: str, raw: bytes) -> LoadedRecipe | None:
+    def get(self, display: str, digest: bytes) -> tuple[str, list[Problem]] | None:
         hit = self.entries.get(display)
-        if hit and hit[0] == hashlib.sha256(raw).hexdigest():
-            return hit[1]
-        return None
+        return (hit[1], hit[2]) if hit and hit[0] == digest else None
 
-    def put(self, display: str, raw: bytes, loaded: LoadedRecipe) -> None:
-        if self.enabled:
-            self.entries[display] = (hashlib.sha256(raw).hexdigest(), loaded)
-            self.dirty = True
+    def put(self, display: str, digest: bytes, rid: str, problems: list[Problem]) -> None:
+        self.entries[display] = (digest, rid, problems)
+        self.dirty = True
 
     def save(self) -> None:
-        if not (self.enabled and self.dirty):
+        if not self.dirty:
             return
-        self.dir.mkdir(exist_ok=True)
-        tmp = self.dir / f"recipes.pickle.{os.getpid()}.tmp"
+        self.file.parent.mkdir(exist_ok=True)
+        tmp = self.file.with_name(f"check.pickle.{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
-            pickle.dump((self._key, self.entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, self.dir / "recipes.pickle")
+            pickle.dump((self.key, self.entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.file)
 
 
-def load_registry(root: Path, paths: Iterable[Path] | None = None, use_cache: bool = False) -> Registry:
+def _catalog_key(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted((root / "catalog").rglob("*.yaml")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def load_registry(root: Path, paths: Iterable[Path] | None = None) -> Registry:
     """Loads the catalog and recipes; collects every problem instead of stopping at the first."""
     catalog = Catalog.load(root)
     registry = Registry(root, catalog, problems=list(catalog.problems))
-    cache = _Cache(root, use_cache)
     recipes_root = root / RECIPES_DIR
     for path in recipe_files(root, list(paths) if paths else None):
         display = _display(path, root)
@@ -118,40 +124,69 @@ def load_registry(root: Path, paths: Iterable[Path] | None = None, use_cache: bo
         if placed:
             registry.problems.extend(placed)
             continue
-        raw = b""
-        if use_cache:
+        try:
+            registry.recipes.append(load_recipe(path, display, recipes_root))
+        except InputError as exc:
+            registry.problems.extend(exc.problems)
+    return registry
+
+
+def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool = True,
+               today: dt.date | None = None) -> tuple[int, list[Problem]]:
+    """What `python -m generator check` does: (files checked, problems), reusing cached per-file results."""
+    today = today or dt.date.today()
+    catalog = Catalog.load(root)
+    cache = _CheckCache(root, _catalog_key(root), today) if use_cache else None
+    problems = list(catalog.problems)
+    ids: dict[str, str] = {}
+    files = recipe_files(root, list(paths) if paths else None)
+    recipes_root = root / RECIPES_DIR
+    for path in files:
+        display = _display(path, root)
+        placed = _place_problems(path, root, display)
+        if placed:
+            problems.extend(placed)
+            continue
+        digest = b""
+        if cache is not None:
             try:
-                raw = path.read_bytes()
+                digest = hashlib.sha256(path.read_bytes()).digest()
             except OSError:
-                raw = b""
-            hit = cache.get(display, raw) if raw else None
+                digest = b""
+            hit = cache.get(display, digest) if digest else None
             if hit is not None:
-                registry.recipes.append(hit)
+                rid, found = hit
+                problems.extend(found)
+                _note_id(ids, rid, display, problems)
                 continue
         try:
             loaded = load_recipe(path, display, recipes_root)
+            rid, found = loaded.id, check_recipe(loaded, catalog, today)
         except InputError as exc:
-            registry.problems.extend(exc.problems)
-            continue
-        if use_cache and raw:
-            cache.put(display, raw, loaded)
-        registry.recipes.append(loaded)
-    cache.save()
-    return registry
+            rid, found = recipe_id(path, recipes_root), exc.problems
+        if cache is not None and digest:
+            cache.put(display, digest, rid, found)
+        problems.extend(found)
+        _note_id(ids, rid, display, problems)
+    if cache is not None:
+        cache.save()
+    return len(files), sorted(set(problems))
+
+
+def _note_id(ids: dict[str, str], rid: str, display: str, problems: list[Problem]) -> None:
+    key = rid.lower()
+    if key in ids:
+        problems.append(Problem(display, 1, 1, "(document)", f"duplicate recipe id '{rid}' (also {ids[key]})"))
+    else:
+        ids[key] = display
 
 
 def check_registry(registry: Registry, today: dt.date | None = None) -> list[Problem]:
     today = today or dt.date.today()
     problems = list(registry.problems)
-    seen: dict[str, str] = {}
+    ids: dict[str, str] = {}
     for loaded in registry.recipes:
-        key = loaded.id.lower()
-        if key in seen:
-            line, col = loaded.position()
-            problems.append(Problem(loaded.display, line, col, "(document)",
-                                    f"duplicate recipe id '{loaded.id}' (also {seen[key]})"))
-        else:
-            seen[key] = loaded.display
+        _note_id(ids, loaded.id, loaded.display, problems)
         problems.extend(check_recipe(loaded, registry.catalog, today))
     return sorted(set(problems))
 
@@ -227,7 +262,7 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
             bad(f"N = {r.result.active_params.count:,} but the catalog states {card.active_params.count:,}",
                 "result", "active_params", "count")
         if arch is not None:
-            n = figures.param_count(arch, card.active_params.includes_norms)
+            n = catalog.param_count(r.model)
             if n != card.active_params.count:
                 bad(f"the architecture gives {n:,} parameters, the catalog states {card.active_params.count:,}",
                     "model")

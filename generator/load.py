@@ -123,8 +123,6 @@ def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError([Problem(name, line, col, "(document)", "file is not valid UTF-8")]) from None
-    if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
-        raise InputError([Problem(name, 1, 1, "(document)", "file is empty")])
     try:
         loader = _Loader(text)
         try:
@@ -140,6 +138,8 @@ def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES
         raise InputError([Problem(name, line, col, "(document)", message)]) from None
     except yaml.YAMLError as exc:
         raise InputError([Problem(name, 1, 1, "(document)", f"YAML error: {exc}")]) from None
+    if node is None:  # no document: empty, or only comments
+        raise InputError([Problem(name, 1, 1, "(document)", "file is empty")])
     builder = _Builder(name)
     try:
         data = builder.build(node, ())
@@ -264,7 +264,7 @@ def recipe_id(path: Path, recipes_root: Path | None = None) -> str:
     parts = path.with_suffix("").parts
     if recipes_root is not None:
         try:
-            parts = path.resolve().with_suffix("").relative_to(recipes_root.resolve()).parts
+            parts = path.with_suffix("").relative_to(recipes_root).parts
         except ValueError:
             pass
     return "/".join(parts[-3:])

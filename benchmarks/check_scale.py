@@ -1,0 +1,95 @@
+"""How fast `check` is on a large registry, against libyaml's C loader alone on the same files.
+
+Writes N valid synthetic recipes (varied layouts, sizes like the reference) to a temporary folder, then times,
+in the same run: the bare parse (yaml.load with CSafeLoader, every file), a cold check (no cache) and a warm
+re-check (content-hash cache). Goals: cold <= 1.3x bare parse; warm <= 0.1x cold.
+
+    python benchmarks/check_scale.py [--recipes 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator import figures  # noqa: E402
+from generator.check import check_tree  # noqa: E402
+
+REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+LAYOUTS = [(2, 4, 1, 1, (13, 15)), (2, 4, 1, 1, (14, 14)), (4, 2, 1, 1, (31, 29)), (8, 1, 1, 1, None),
+           (2, 2, 1, 2, (29, 31)), (4, 1, 1, 2, None), (1, 4, 1, 2, (16, 14)), (2, 1, 1, 4, None)]
+
+
+def synthetic(text: str, rng: random.Random) -> str:
+    tp, pp, cp, dp, split = rng.choice(LAYOUTS)
+    tps = round(rng.uniform(400, 2500), 1)
+    usd = round(figures.usd_per_million_tokens(55.04, 8, tps), 2)
+    mfu = round(figures.mfu(30_696_013_824, tps, 989e12), 4)
+    out = text.replace("  tp: 2\n", f"  tp: {tp}\n").replace("  pp: 4\n", f"  pp: {pp}\n")
+    out = out.replace("  dp: 1\n", f"  dp: {dp}\n").replace("  sequence_parallel: true\n",
+                                                         f"  sequence_parallel: {'true' if tp > 1 else 'false'}\n")
+    if split is None:
+        out = out.replace("  layer_split:\n    first: 13\n    last: 15\n", "  layer_split: null\n")
+    else:
+        out = out.replace("    first: 13\n    last: 15\n", f"    first: {split[0]}\n    last: {split[1]}\n")
+    out = out.replace("  tokens_per_s_per_gpu: 1178.1\n", f"  tokens_per_s_per_gpu: {tps}\n")
+    out = out.replace("  usd_per_million_tokens: 1.62\n", f"  usd_per_million_tokens: {usd}\n")
+    out = out.replace("  mfu: 0.2194\n", f"  mfu: {mfu}\n")
+    # vary the size: longer or shorter notes
+    return out + "".join(f"  - note line {i} of a longer discussion of the measured run.\n"
+                         for i in range(rng.randint(0, 40)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recipes", type=int, default=10_000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    text = REFERENCE.read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(ROOT / "catalog", root / "catalog")
+        folder = root / "recipes/gemma-4-31b/h100"
+        folder.mkdir(parents=True)
+        files = []
+        for i in range(args.recipes):
+            path = folder / f"synthetic-{i:05d}.yaml"
+            path.write_text(synthetic(text, rng))
+            files.append(path)
+        total_bytes = sum(p.stat().st_size for p in files)
+
+        start = time.perf_counter()
+        for path in files:
+            yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+        bare = time.perf_counter() - start
+
+        start = time.perf_counter()
+        count, problems = check_tree(root, use_cache=False)
+        cold = time.perf_counter() - start
+        assert count == args.recipes and not problems, problems[:5]
+
+        check_tree(root, use_cache=True)  # fill the cache (a cold check that also writes it)
+        start = time.perf_counter()
+        count, problems = check_tree(root, use_cache=True)
+        warm = time.perf_counter() - start
+        assert count == args.recipes and not problems
+
+    n = args.recipes
+    print(f"{n:,} recipes, {total_bytes / 2**20:.1f} MiB")
+    print(f"bare CSafeLoader parse : {bare:7.2f} s  {n / bare:8.0f} recipes/s")
+    print(f"cold check             : {cold:7.2f} s  {n / cold:8.0f} recipes/s  ratio {cold / bare:.2f} (goal <= 1.3)")
+    print(f"warm re-check (cache)  : {warm:7.2f} s  {n / warm:8.0f} recipes/s  ratio to cold {warm / cold:.3f} (goal <= 0.1)")
+
+
+if __name__ == "__main__":
+    main()
