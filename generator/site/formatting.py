@@ -1,0 +1,147 @@
+"""How every figure and fact reads on the site: the one place formatting rules live.
+
+Values come in already computed (generator.figures); here they only become text. Everything returns
+plain str; escaping is the templates' job (Jinja2 autoescape), except `html_text`, used where text
+goes into a raw HTML block inside a Markdown page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from urllib.parse import urlsplit
+
+from generator import figures
+
+DASH = "\u2013"  # shown where a figure is missing
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UNSAFE_TITLE = re.compile(r"[<>&\"'`\\]")
+
+
+def number(value: float | int, places: int = 0) -> str:
+    """Thousands separators, fixed decimals: 1178.1 -> '1,178.10' with places=2."""
+    return f"{value:,.{places}f}"
+
+
+def integer(value: int) -> str:
+    return f"{value:,}"
+
+
+def stated(value: float) -> str:
+    """A stated figure as written in the recipe (0.0091 stays 0.0091), with thousands separators."""
+    return number(value, figures.decimals(value))
+
+
+def tokens_per_s(value: float) -> str:
+    return number(value, 2)
+
+
+def usd(value: float | None) -> str:
+    return DASH if value is None else f"${value:,.2f}"
+
+
+def percent(fraction: float | None, places: int = 1) -> str:
+    """A fraction (0-1) as a percentage: 0.21939 -> '21.9%'."""
+    return DASH if fraction is None else f"{fraction * 100:,.{places}f}%"
+
+
+def percent_value(value: float | None, places: int = 2) -> str:
+    """A value already in percent: 2.19 -> '2.19%'."""
+    return DASH if value is None else f"{value:,.{places}f}%"
+
+
+def mfu(fraction: float | None, active_params: int, note: str | None = None) -> str:
+    if fraction is None:
+        return DASH
+    text = f"{percent(fraction)} (N = {integer(active_params)} active parameters per token)"
+    return f"{text}; {note}" if note else text
+
+
+def date(value: dt.date | None) -> str:
+    return DASH if value is None else value.isoformat()
+
+
+def gpus(count: int, gpu_type: str, memory_gb: int, per_node: int, instance: str | None) -> str:
+    where = f"{instance}, {per_node} per node" if instance else f"{per_node} per node"
+    return f"{count} x {gpu_type} {memory_gb} GB ({where})"
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    return f"{integer(count)} {word if count == 1 else (words or word + 's')}"
+
+
+def convergence(correlation: float, final_loss_difference: float, failures: int, steps: int) -> str:
+    return (f"correlation {stated(correlation)}, final loss difference {stated(final_loss_difference)}, "
+            f"{plural(failures, 'pointwise failure')} over {plural(steps, 'step')}")
+
+
+def component_test(test: str, gpu: str, when: dt.date, shape: str, detail: str | None, note: str | None) -> str:
+    """'test: GPU, date. Shape: shape. detail note' (the card's line)."""
+    tail = " ".join(part for part in (detail, note) if part)
+    text = f"{test}: {gpu}, {date(when)}. Shape: {shape}."
+    return f"{text} {tail}" if tail else text
+
+
+def rows(build_name: str | None, dataset_name: str | None, rows_sha256: str | None, fallback: str) -> str:
+    name = build_name or dataset_name or fallback
+    return f"{name} (rows_sha256 {rows_sha256})" if rows_sha256 else name
+
+
+def hours(value: float | None) -> str:
+    return DASH if value is None else number(value, 2)
+
+
+def title(model: str, gpu_type: str) -> str:
+    return plain_title(f"Training {model} on {gpu_type}")
+
+
+def plain_title(text: str) -> str:
+    """Titles go into MkDocs' own templates, which do not escape: keep them to inert characters."""
+    return " ".join(_UNSAFE_TITLE.sub("", _CONTROL.sub("", text)).split())
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) URLs become links; anything else (javascript:, data:, relative) is shown as text."""
+    if not url:
+        return None
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc or _CONTROL.search(url) or " " in url:
+        return None
+    return url
+
+
+def split_source(text: str) -> tuple[str | None, str]:
+    """'https://x/y (a note)' -> ('https://x/y', ' (a note)'): a catalog source's leading URL becomes a link."""
+    head, _, rest = text.partition(" ")
+    url = safe_url(head)
+    return (url, (" " + rest) if rest else "") if url else (None, text)
+
+
+def html_text(text: str) -> str:
+    """Escaped text for a raw HTML block inside a Markdown page.
+
+    Python-Markdown never parses inside such a block, but its fenced-code preprocessor runs first and
+    would take a line starting with ``` or ~~~ for a fence: those characters become entities too.
+    Control characters go (Python-Markdown's placeholders are built from \\x02 and \\x03)."""
+    out = html.escape(_CONTROL.sub("", text), quote=True)
+    return out.replace("`", "&#96;").replace("~", "&#126;")
+
+
+def fence_safe(rendered_html: str) -> str:
+    """The same protection for HTML produced by markdown-it (already escaped)."""
+    return _CONTROL.sub("", rendered_html).replace("`", "&#96;").replace("~", "&#126;")
+
+
+def framework_name(framework: str) -> str:
+    """'miles 0.1.0 (...)' -> 'miles' (the first word selects the log parser; the site filters on it)."""
+    return framework.split()[0] if framework.split() else framework
+
+
+def csv_number(value: float | None) -> str:
+    return "" if value is None else repr(float(value))

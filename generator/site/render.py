@@ -1,0 +1,280 @@
+"""render_site(registry) -> {docs path: Page}: every generated page and download, in memory.
+
+Pure apart from reading the recipe files (the YAML source shown and offered for download) and the
+committed schema. MkDocs is not imported here: the hook and `python -m generator export` both call this.
+
+Recipe text reaches Markdown pages only inside raw HTML blocks, escaped (Jinja2 autoescape plus
+formatting.html_text in `finalize`), so Python-Markdown never interprets it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from markupsafe import Markup
+
+from generator.check import Registry
+from generator.load import LoadedRecipe
+from generator.site import formatting as fmt
+from generator.site import schema_doc, views
+
+TEMPLATES = Path(__file__).parent / "templates"
+DOWNLOADS = "downloads"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A generated file. Markdown pages (path ending .md) carry a title; others are downloads."""
+
+    content: str
+    title: str | None = None
+    in_nav: bool = False
+
+
+def _finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, Markup):
+        return value
+    return Markup(fmt.html_text(str(value)))
+
+
+def environment() -> jinja2.Environment:
+    # A fresh environment per render: `mkdocs serve` then picks up template edits.
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        finalize=_finalize,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _markdown(title: str, body: str, hide: list[str] | None = None) -> str:
+    meta: dict[str, Any] = {"title": fmt.plain_title(title)}
+    if hide:
+        meta["hide"] = hide
+    return "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in meta.items()) + "---\n\n" + body
+
+
+def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> str:
+    """The card alone, as HTML (the golden test reads this)."""
+    src = views.recipe_src(loaded)
+    return env.get_template("card.html.j2").render(card=views.card(loaded, registry.catalog, src))
+
+
+def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> Page:
+    cat = registry.catalog
+    r = loaded.recipe
+    src = views.recipe_src(loaded)
+    try:
+        source = loaded.path.read_text(encoding="utf-8")
+    except OSError:
+        source = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+    ctx = {
+        "card_html": Markup(render_card(env, loaded, registry)),
+        "status": r.status.value,
+        "status_meaning": views.STATUS_MEANING[r.status.value],
+        "model": r.model,
+        "model_href": views.href(src, views.model_src(cat, r.model)),
+        "gpu_type": r.gpu.type,
+        "gpu_href": views.href(src, views.gpu_src(r.gpu.type)),
+        "all_href": views.href(src, "recipes.md"),
+        "methodology_href": views.href(src, "methodology.md"),
+        "env_script": views.env_script(loaded),
+        "results": views.result_rows(loaded, cat),
+        "layout": views.layout_rows(loaded),
+        "stages": views.pipeline_stages(loaded, cat),
+        "stack": views._field_rows(r.stack),
+        "workload": views.workload_rows(loaded),
+        "correctness": views.correctness(loaded),
+        "patches": [{"file": p.file, "sha256": p.sha256, "description": p.description} for p in r.patches],
+        "publication": views._field_rows(r.publication) if r.publication else None,
+        "notes_html": Markup(views.notes_html(r.notes)) if r.notes else None,
+        "source": source.rstrip("\n"),
+        "yaml_href": views.href(src, views.yaml_src(loaded)),
+        "yaml_name": loaded.id.split("/")[-1] + ".yaml",
+    }
+    title = f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}"
+    return Page(_markdown(title, env.get_template("recipe.md.j2").render(**ctx)), fmt.plain_title(title))
+
+
+def _rows(recipes: list[LoadedRecipe], registry: Registry, page: str) -> list[dict[str, Any]]:
+    rows = [views.table_row(loaded, registry.catalog, page) for loaded in recipes]
+    return sorted(rows, key=lambda row: -float(row["tokens_sort"]))
+
+
+def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
+    points = views.chart_points(recipes, registry.catalog)
+    # JSON inside <script type="application/json">: "<" escaped so no text can close the element.
+    data = json.dumps(points).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return {"id": chart_id, "json": Markup(data), "count": len(points)}
+
+
+def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict[str, list[LoadedRecipe]]:
+    out: dict[str, list[LoadedRecipe]] = {}
+    for loaded in recipes:
+        out.setdefault(key(loaded), []).append(loaded)
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+def _home(env: jinja2.Environment, registry: Registry) -> Page:
+    recipes = registry.recipes
+    cat = registry.catalog
+    per_model = []
+    for model, group in _by(recipes, lambda x: x.recipe.model).items():
+        rows = _rows(group, registry, "index.md")
+        priced = [row for row in rows if row["usd"] != fmt.DASH]
+        cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
+        per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
+                          "count": len(rows), "fastest": rows[0], "cheapest": cheapest})
+    dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
+                   reverse=True)
+    latest = [views.table_row(x, cat, "index.md") for x in dated[:10]]
+    counts = {"recipes": len(recipes), "models": len({x.recipe.model for x in recipes}),
+              "gpus": len({x.recipe.gpu.type for x in recipes}),
+              "verified": sum(x.recipe.status.value == "verified" for x in recipes)}
+    body = env.get_template("home.md.j2").render(counts=counts, per_model=per_model, latest=latest,
+                                                 downloads=_download_links("index.md"))
+    return Page(_markdown("OpenRecipes", body), "OpenRecipes", in_nav=True)
+
+
+def _download_links(page: str) -> list[dict[str, str]]:
+    return [{"name": name, "href": views.href(page, f"{DOWNLOADS}/{name}"), "what": what} for name, what in (
+        ("recipes.json", "every recipe with its derived figures"),
+        ("recipes.csv", "one row per recipe, the table's figures"),
+        ("recipe.schema.json", "the recipe's JSON Schema (2020-12)"))]
+
+
+def _all_recipes(env: jinja2.Environment, registry: Registry) -> Page:
+    rows = _rows(registry.recipes, registry, "recipes.md")
+    body = env.get_template("recipes.md.j2").render(rows=rows, filters=views.filter_options(rows),
+                                                    downloads=_download_links("recipes.md"))
+    return Page(_markdown("All recipes", body, hide=["navigation", "toc"]), "All recipes", in_nav=True)
+
+
+def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]:
+    cat = registry.catalog
+    pages: dict[str, Page] = {}
+    models = _by(registry.recipes, lambda x: x.recipe.model)
+    index_rows = []
+    for model, group in models.items():
+        src = views.model_src(cat, model)
+        card = cat.models.get(model)
+        facts = []
+        if card is not None:
+            facts = [("Hugging Face id", card.hf_id), ("Revision", card.revision or fmt.DASH),
+                     ("Active parameters per token (N)", fmt.integer(card.active_params.count))]
+            if card.architecture is not None:
+                a = card.architecture
+                facts += [("Layers", str(a.layers)), ("Hidden size", fmt.integer(a.hidden_size)),
+                          ("Attention heads", str(a.attention_heads)), ("Vocabulary", fmt.integer(a.vocab_size))]
+        body = env.get_template("group.md.j2").render(
+            heading=f"{model}", kind="model", facts=facts, rows=_rows(group, registry, src),
+            chart=_chart(group, registry, "chart-" + views.slug(model)), all_href=views.href(src, "recipes.md"))
+        pages[src] = Page(_markdown(model, body), fmt.plain_title(model))
+        index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
+    pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
+        heading="Models", items=index_rows)), "Models", in_nav=True)
+    index_rows = []
+    for gpu_type, group in _by(registry.recipes, lambda x: x.recipe.gpu.type).items():
+        src = views.gpu_src(gpu_type)
+        spec = cat.gpus.get(gpu_type)
+        facts = []
+        if spec is not None:
+            facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
+                     ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
+        body = env.get_template("group.md.j2").render(
+            heading=f"{gpu_type}", kind="GPU", facts=facts, rows=_rows(group, registry, src),
+            chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
+        pages[src] = Page(_markdown(gpu_type, body), fmt.plain_title(gpu_type))
+        index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
+    pages["gpus/index.md"] = Page(_markdown("GPUs", env.get_template("list.md.j2").render(
+        heading="GPU types", items=index_rows)), "GPUs", in_nav=True)
+    return pages
+
+
+def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
+    cat = registry.catalog
+
+    def tflops(value: float | None) -> str:
+        return fmt.DASH if value is None else fmt.number(value / 1e12, 0)
+
+    def source(text: str) -> dict[str, str | None]:
+        url, rest = fmt.split_source(text)
+        return {"url": url, "text": rest if url else text}
+
+    gpus = [{"type": k, "name": g.name, "memory": f"{g.memory_gb} GB", "bf16": tflops(g.peak_flops.bf16),
+             "fp8": tflops(g.peak_flops.fp8), "fp4": tflops(g.peak_flops.fp4), "source": source(g.source),
+             "date": fmt.date(g.date)} for k, g in sorted(cat.gpus.items())]
+    instances = [{"name": k, "provider": i.provider, "gpu": f"{i.gpu_count} x {i.gpu_type}",
+                  "usd_hour": fmt.usd(i.usd_per_hour), "usd_gpu_hour": fmt.usd(i.usd_per_hour / i.gpu_count),
+                  "region": i.region or fmt.DASH, "source": source(i.source), "date": fmt.date(i.date)}
+                 for k, i in sorted(cat.instances.items())]
+    body = env.get_template("methodology.md.j2").render(gpus=gpus, instances=instances,
+                                                        statuses=list(views.STATUS_MEANING.items()))
+    return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
+
+
+def _schema_page(env: jinja2.Environment, registry: Registry) -> Page:
+    rows = schema_doc.field_rows(schema_doc.load_schema(registry.root))
+    body = env.get_template("schema.md.j2").render(
+        rows=rows, schema_href=views.href("schema.md", f"{DOWNLOADS}/recipe.schema.json"))
+    return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
+
+
+def _exports(registry: Registry) -> dict[str, Page]:
+    cat = registry.catalog
+    records = []
+    for loaded in sorted(registry.recipes, key=lambda x: x.id):
+        f = views.recipe_figures(loaded, cat)
+        d = f.derived
+        records.append({"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
+            "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
+            "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
+            "instance_usd_per_hour": d.instance_usd_per_hour}})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout",
+                     "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "step_time_cv_percent", "measured"])
+    for loaded in sorted(registry.recipes, key=lambda x: x.id):
+        r = loaded.recipe
+        f = views.recipe_figures(loaded, cat)
+        writer.writerow([loaded.id, r.model, r.gpu.type, r.gpu.count, r.gpu.instance or "", r.status.value,
+                         fmt.framework_name(r.stack.framework), r.layout.label, fmt.csv_number(f.tokens_per_s),
+                         fmt.csv_number(f.usd), fmt.csv_number(f.mfu), fmt.csv_number(f.cv),
+                         fmt.date(r.result.measured) if r.result.measured else ""])
+    schema = schema_doc.load_schema(registry.root)
+    return {
+        f"{DOWNLOADS}/recipes.json": Page(json.dumps({"recipes": records}, indent=1, default=str) + "\n"),
+        f"{DOWNLOADS}/recipes.csv": Page(out.getvalue()),
+        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(schema, indent=1, default=str) + "\n"),
+    }
+
+
+def render_site(registry: Registry) -> dict[str, Page]:
+    """Every generated page and download of the site, keyed by its docs path."""
+    env = environment()
+    pages: dict[str, Page] = {"index.md": _home(env, registry), "recipes.md": _all_recipes(env, registry)}
+    for loaded in registry.recipes:
+        pages[views.recipe_src(loaded)] = _recipe_page(env, loaded, registry)
+        try:
+            text = loaded.path.read_text(encoding="utf-8")
+        except OSError:
+            text = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+        pages[views.yaml_src(loaded)] = Page(text)
+    pages.update(_group_pages(env, registry))
+    pages["methodology.md"] = _methodology(env, registry)
+    pages["schema.md"] = _schema_page(env, registry)
+    pages.update(_exports(registry))
+    return pages

@@ -1,0 +1,337 @@
+"""What each page shows, as plain values: figures from generator.figures, text from .formatting.
+
+Templates receive these dicts and only lay them out; nothing here touches HTML except the notes,
+which markdown-it-py renders with raw HTML off.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from pydantic import BaseModel
+
+from generator import figures
+from generator.catalog import Catalog
+from generator.load import LoadedRecipe
+from generator.site import formatting as fmt
+
+STATUS_MEANING = {
+    "verified": "measured, and its correctness evidence (component tests and/or a convergence check) passes",
+    "measured": "measured on real hardware; no passing correctness evidence yet",
+    "reported": "figures taken from a publication, not re-measured here",
+}
+
+
+def page_url(src: str) -> str:
+    """Site URL (directory URLs) of a docs path: 'recipes/a/b/c.md' -> 'recipes/a/b/c/', 'index.md' -> ''."""
+    if not src.endswith(".md"):
+        return src
+    stem = src[:-3]
+    if stem == "index":
+        return ""
+    if stem.endswith("/index"):
+        return stem[: -len("index")]
+    return stem + "/"
+
+
+def href(from_src: str, to_src: str, anchor: str = "") -> str:
+    """Relative link between two docs paths, as the browser resolves it under directory URLs."""
+    base = page_url(from_src)
+    base_dir = base if base.endswith("/") or not base else posixpath.dirname(base) + "/"
+    target = page_url(to_src)
+    rel = posixpath.relpath(target or ".", base_dir or ".")
+    if target.endswith("/") or not target:
+        rel = rel.rstrip("/") + "/" if rel != "." else "./"
+    return rel + anchor
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def recipe_src(loaded: LoadedRecipe) -> str:
+    return f"recipes/{loaded.id}.md"
+
+
+def yaml_src(loaded: LoadedRecipe) -> str:
+    return f"recipes/{loaded.id}.yaml"
+
+
+def model_slug(catalog: Catalog, model: str) -> str:
+    return catalog.model_slugs.get(model) or slug(model)
+
+
+def model_src(catalog: Catalog, model: str) -> str:
+    return f"models/{model_slug(catalog, model)}.md"
+
+
+def gpu_src(gpu_type: str) -> str:
+    return f"gpus/{slug(gpu_type)}.md"
+
+
+_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+def notes_html(text: str | None) -> str | None:
+    """Notes are Markdown; raw HTML is escaped, and markdown-it refuses javascript:/data: links."""
+    if not text:
+        return None
+    return fmt.fence_safe(_MD.render(text))
+
+
+@dataclass(frozen=True)
+class Figures:
+    tokens_per_s: float
+    usd: float | None
+    mfu: float | None
+    cv: float | None
+    derived: figures.Derived
+
+
+def recipe_figures(loaded: LoadedRecipe, catalog: Catalog) -> Figures:
+    r = loaded.recipe
+    derived = figures.derive(r, catalog)
+    # Shown figures are recomputed from the catalog where it can; the stated value otherwise.
+    usd = derived.usd_per_million_tokens if derived.usd_per_million_tokens is not None else r.result.usd_per_million_tokens
+    mfu = r.result.mfu if r.result.mfu_note else (derived.mfu if derived.mfu is not None else r.result.mfu)
+    return Figures(r.result.tokens_per_s_per_gpu, usd, mfu, r.result.step_time_cv_percent, derived)
+
+
+def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
+    """The card: title, then (label, value) rows in card.txt's order, then the run command."""
+    r = loaded.recipe
+    f = recipe_figures(loaded, catalog)
+    rows: list[dict[str, Any]] = []
+
+    def add(label: str, text: str | None, **extra: Any) -> None:
+        if text is not None:
+            rows.append({"label": label, "text": text, "link": None, "cite": None, **extra})
+
+    add("Author", r.author.name, cite=fmt.safe_url(r.author.url))
+    add("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node, r.gpu.instance))
+    add("Layout", r.layout.summary)
+    add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
+    add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None)
+    add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note) if f.mfu is not None else None)
+    add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
+    corr = r.correctness
+    if corr is not None and corr.convergence is not None:
+        c = corr.convergence
+        add("Convergence check", fmt.convergence(c.correlation, c.final_loss_difference, c.pointwise_failures, c.steps))
+    for t in corr.component_tests if corr else []:
+        add("Component test", fmt.component_test(t.test, t.gpu, t.date, t.shape, t.detail, t.note))
+    add("Measured", fmt.date(r.result.measured) if r.result.measured else None)
+    if r.publication is not None:
+        add("Published", r.publication.url, link=fmt.safe_url(r.publication.url))
+    add("GPU-hours", fmt.hours(r.result.gpu_hours) if r.result.gpu_hours is not None else None)
+    ds = r.workload.dataset
+    add("Rows", fmt.rows(ds.build.name if ds and ds.build else None, ds.name if ds else None,
+                         ds.rows_sha256 if ds else None, r.workload.rows))
+    return {"title": fmt.title(r.model, r.gpu.type), "rows": rows, "run": r.run.rstrip("\n")}
+
+
+def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
+    """Decoder layers per pipeline stage: the split's first and last, the middle shared evenly."""
+    lay = loaded.recipe.layout
+    card = catalog.models.get(loaded.recipe.model)
+    layers = card.architecture.layers if card and card.architecture else None
+    if layers is None:
+        return []
+    if lay.layer_split is not None and lay.pp >= 2:
+        middle = lay.pp - 2
+        rest = layers - lay.layer_split.first - lay.layer_split.last
+        counts = [lay.layer_split.first] + ([rest // middle] * middle if middle else []) + [lay.layer_split.last]
+    else:
+        counts = [layers // lay.pp] * lay.pp
+    if sum(counts) != layers:
+        return []
+    out, start = [], 0
+    for i, n in enumerate(counts):
+        out.append({"stage": str(i), "layers": f"{start}{fmt.DASH}{start + n - 1}", "count": fmt.integer(n)})
+        start += n
+    return out
+
+
+def _yesno(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def layout_rows(loaded: LoadedRecipe) -> list[tuple[str, str]]:
+    lay = loaded.recipe.layout
+    rows = [("Label", lay.label), ("Tensor parallel (TP)", str(lay.tp)), ("Pipeline parallel (PP)", str(lay.pp)),
+            ("Virtual pipeline chunks (VPP)", str(lay.vpp)), ("Context parallel (CP)", str(lay.cp)),
+            ("Expert parallel (EP)", str(lay.ep)), ("Expert tensor parallel (ETP)", str(lay.etp)),
+            ("Data parallel (DP)", str(lay.dp)), ("Sequence parallel", _yesno(lay.sequence_parallel)),
+            ("FSDP", _yesno(lay.fsdp)), ("Rows per micro-batch", str(lay.rows_per_microbatch))]
+    if lay.gradient_accumulation is not None:
+        rows.append(("Gradient accumulation", str(lay.gradient_accumulation)))
+    if lay.max_tokens_per_gpu is not None:
+        rows.append(("Max tokens per GPU", fmt.integer(lay.max_tokens_per_gpu)))
+    rc = lay.recompute
+    recompute = rc.granularity.value
+    if rc.method is not None:
+        recompute += f", {rc.method.value}"
+    if rc.num_layers is not None:
+        recompute += f", {fmt.plural(rc.num_layers, 'layer')}"
+    if rc.modules:
+        recompute += f" ({', '.join(rc.modules)})"
+    rows.append(("Recompute", recompute))
+    if lay.offload is not None:
+        rows.append(("Optimizer offload", f"{fmt.percent(lay.offload.optimizer_fraction, 0)} of the optimizer state "
+                     f"on the CPU; copies {'overlapped' if lay.offload.overlap_d2h_h2d else 'not overlapped'}"))
+    rows.append(("MoE dispatcher", lay.dispatcher.value if lay.dispatcher else "none (dense model)"))
+    if lay.highlights:
+        rows.append(("Highlights", lay.highlights))
+    return rows
+
+
+def _field_rows(model: Any, labels: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    rows = []
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if value is None or isinstance(value, (list, dict)) or isinstance(value, BaseModel):
+            continue
+        if isinstance(value, bool):
+            value = _yesno(value)
+        elif isinstance(value, int):
+            value = fmt.integer(value)
+        elif isinstance(value, float):
+            value = fmt.stated(value)
+        label = (labels or {}).get(name, name.replace("_", " ").capitalize())
+        rows.append((label, str(getattr(value, "value", value))))
+    return rows
+
+
+def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | None]:
+    w = loaded.recipe.workload
+    out = {"workload": [("Rows", w.rows), ("Tokens per row", fmt.integer(w.row_tokens)),
+                        ("Global batch (rows)", fmt.integer(w.global_batch)), ("Precision", w.precision.value)],
+           "dataset": None, "build": None}
+    if w.dataset is not None:
+        out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
+        if w.dataset.build is not None:
+            out["build"] = _field_rows(w.dataset.build, {"parquet_sha256": "Parquet SHA-256",
+                                                         "row_tokens": "Tokens per row"})
+    return out
+
+
+def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
+    r = loaded.recipe
+    res = r.result
+    f = recipe_figures(loaded, catalog)
+    rows = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
+    if res.usd_per_million_tokens is not None:
+        rows.append(("$ / 1M tokens (stated)", fmt.usd(res.usd_per_million_tokens)))
+    if f.derived.usd_per_million_tokens is not None:
+        rows.append(("$ / 1M tokens (recomputed)", f"{fmt.usd(f.derived.usd_per_million_tokens)} at "
+                     f"{fmt.usd(f.derived.instance_usd_per_hour)}/h for {r.gpu.instance}"))
+    if res.mfu is not None:
+        rows.append(("MFU (stated)", fmt.percent(res.mfu, 2)))
+    if f.derived.mfu is not None:
+        rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {f.derived.peak_precision} peak, "
+                     f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"))
+    if res.mfu_note:
+        rows.append(("MFU note", res.mfu_note))
+    if res.window is not None:
+        rows.append(("Window", f"steps {res.window[0]}{fmt.DASH}{res.window[1]} (0-based, inclusive)"))
+    if f.derived.window_tokens is not None:
+        rows.append(("Window tokens", fmt.integer(f.derived.window_tokens)))
+    for name, label in (("steps_per_run", "Steps per run"), ("runs", "Runs")):
+        value = getattr(res, name)
+        if value is not None:
+            rows.append((label, fmt.integer(value)))
+    rows.append(("Profiler on", _yesno(res.profiler)))
+    if res.gpu_hours_note:
+        rows.append(("GPU-hours count", res.gpu_hours_note))
+    if res.published_model_tflops_per_gpu is not None:
+        rows.append(("Published model TFLOP/s per GPU", fmt.stated(res.published_model_tflops_per_gpu)))
+    if res.active_params.source:
+        rows.append(("N source", res.active_params.source))
+    return rows
+
+
+def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
+    corr = loaded.recipe.correctness
+    if corr is None:
+        return None
+    tests = [{"title": t.test, "rows": [("Result", t.result.value), ("GPU", t.gpu), ("Date", fmt.date(t.date)),
+                                          ("Shape", t.shape)] + ([("Detail", t.detail)] if t.detail else [])
+              + ([("Note", t.note)] if t.note else [])} for t in corr.component_tests]
+    summary = [("Result", corr.result.value)]
+    for label, value in (("Summary", corr.summary), ("Reference recipe", corr.reference),
+                         ("Configuration review", corr.configuration.value if corr.configuration else None),
+                         ("Rules", corr.rules)):
+        if value:
+            summary.append((label, value))
+    conv = None
+    if corr.convergence is not None:
+        c = corr.convergence
+        conv = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
+                ("Final loss difference", fmt.stated(c.final_loss_difference)),
+                ("Pointwise failures", fmt.integer(c.pointwise_failures))] + ([("Note", c.note)] if c.note else [])
+    return {"summary": summary, "tests": tests, "convergence": conv}
+
+
+def env_script(loaded: LoadedRecipe) -> str:
+    return "\n".join(f"export {k}={_shell_quote(v)}" for k, v in loaded.recipe.env.items())
+
+
+def _shell_quote(value: str) -> str:
+    return value if re.fullmatch(r"[A-Za-z0-9_./:=,+@%-]*", value) else "'" + value.replace("'", "'\\''") + "'"
+
+
+def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
+    """One recipe in an index table: display text plus the raw numbers tablesort and the filters read."""
+    r = loaded.recipe
+    f = recipe_figures(loaded, catalog)
+    return {
+        "href": href(page, recipe_src(loaded)),
+        "name": loaded.id.split("/")[-1],
+        "model": r.model,
+        "model_href": href(page, model_src(catalog, r.model)),
+        "gpu_type": r.gpu.type,
+        "gpu_href": href(page, gpu_src(r.gpu.type)),
+        "gpu_count": str(r.gpu.count),
+        "gpus": f"{r.gpu.count} x {r.gpu.type}",
+        "label": r.layout.label,
+        "status": r.status.value,
+        "framework": fmt.framework_name(r.stack.framework),
+        "tokens": fmt.tokens_per_s(f.tokens_per_s),
+        "tokens_sort": repr(f.tokens_per_s),
+        "usd": fmt.usd(f.usd),
+        "usd_sort": repr(f.usd) if f.usd is not None else "1e12",
+        "mfu": fmt.percent(f.mfu),
+        "mfu_sort": repr(f.mfu) if f.mfu is not None else "-1",
+        "cv": fmt.percent_value(f.cv),
+        "cv_sort": repr(f.cv) if f.cv is not None else "1e12",
+        "measured": fmt.date(r.result.measured),
+        "measured_sort": r.result.measured.isoformat() if r.result.measured else "0000-00-00",
+    }
+
+
+def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def values(key: str, numeric: bool = False) -> list[str]:
+        found = {row[key] for row in rows}
+        return sorted(found, key=(lambda v: int(v)) if numeric else str.lower)
+
+    return [{"key": "model", "label": "Model", "options": values("model")},
+            {"key": "gpu_type", "label": "GPU type", "options": values("gpu_type")},
+            {"key": "gpu_count", "label": "GPU count", "options": values("gpu_count", numeric=True)},
+            {"key": "status", "label": "Status", "options": values("status")},
+            {"key": "framework", "label": "Framework", "options": values("framework")}]
+
+
+def chart_points(recipes: list[LoadedRecipe], catalog: Catalog) -> list[dict[str, Any]]:
+    """Tokens/s per GPU against $/1M tokens, for the recipes with a price."""
+    out = []
+    for loaded in recipes:
+        f = recipe_figures(loaded, catalog)
+        if f.usd is not None:
+            out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2),
+                        "label": fmt.plain_title(f"{loaded.id.split('/')[-1]} ({loaded.recipe.gpu.count} x "
+                                                 f"{loaded.recipe.gpu.type})")})
+    return out

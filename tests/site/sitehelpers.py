@@ -1,0 +1,130 @@
+"""Shared by the site tests: HTML to card text, a temp registry with synthetic recipes, a real mkdocs build."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+GOLDEN_CARD = Path(__file__).parent / "golden" / "card.txt"
+BLOCKS = {"h1", "h2", "h3", "dt", "dd", "p", "pre", "li", "tr"}
+
+
+class _CardText(HTMLParser):
+    """Text of the card: one paragraph per block element, <pre> verbatim."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[str] = []
+        self.current: list[str] | None = None
+        self.depth = 0
+        self.pre = 0
+        self.active = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.active and tag == "div" and ("class", "or-card") in attrs:
+            self.active, self.depth = True, 0
+        if not self.active:
+            return
+        if tag == "div":
+            self.depth += 1
+        if tag in BLOCKS:
+            self.current = []
+        if tag == "pre":
+            self.pre += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.active:
+            return
+        if tag in BLOCKS and self.current is not None:
+            text = "".join(self.current)
+            self.blocks.append(text if self.pre else " ".join(text.split()))
+            self.current = None
+        if tag == "pre":
+            self.pre -= 1
+        if tag == "div":
+            self.depth -= 1
+            if self.depth == 0:
+                self.active = False
+
+    def handle_data(self, data: str) -> None:
+        if self.active and self.current is not None:
+            self.current.append(data)
+
+
+def card_text(html: str) -> str:
+    parser = _CardText()
+    parser.feed(html)
+    return "\n\n".join(parser.blocks)
+
+
+def reference_data() -> dict:
+    return yaml.safe_load(REFERENCE.read_text())
+
+
+def make_registry(tmp: Path, recipes: dict[str, dict] | None = None, keep_reference: bool = True) -> Path:
+    """A copy of the registry (catalogs, schema, reference recipe) plus the given recipes by id."""
+    for name in ("catalog", "schema"):
+        shutil.copytree(ROOT / name, tmp / name)
+    (tmp / "recipes").mkdir()
+    if keep_reference:
+        dest = tmp / "recipes/gemma-4-31b/h100"
+        dest.mkdir(parents=True)
+        shutil.copy(REFERENCE, dest / REFERENCE.name)
+    for rid, data in (recipes or {}).items():
+        path = tmp / "recipes" / f"{rid}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return tmp
+
+
+def committed_registry(tmp: Path) -> Path:
+    """The committed recipes, catalogs and schema (not the working tree others are editing)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", "HEAD", "recipes", "catalog", "schema"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    return tmp
+
+
+def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100") -> dict:
+    """A measured recipe derived from the reference, with its figures kept consistent."""
+    data = copy.deepcopy(reference_data())
+    data["status"] = "measured"
+    data["correctness"] = None
+    data["gpu"]["count"] = count
+    data["gpu"]["type"] = gpu
+    if gpu != "H100":
+        data["gpu"]["instance"] = None
+        data["gpu"]["memory_gb"] = {"H200": 141, "B200": 180}[gpu]
+    data["layout"]["dp"] = count // 8
+    data["layout"]["label"] = f"{name} layout"
+    res = data["result"]
+    res["tokens_per_s_per_gpu"] = tokens
+    for key in ("usd_per_million_tokens", "mfu"):
+        res[key] = None
+    data["author"]["name"] = f"synthetic {name}"
+    return data
+
+
+def site_project(tmp: Path, registry: Path) -> Path:
+    """mkdocs.yml, site_src/ and hooks/ next to a registry copy, the hook reading that registry."""
+    shutil.copy(ROOT / "mkdocs.yml", registry / "mkdocs.yml")
+    shutil.copytree(ROOT / "site_src", registry / "site_src")
+    shutil.copytree(ROOT / "hooks", registry / "hooks")
+    (registry / "generator").symlink_to(ROOT / "generator")  # the code under test, not a copy
+    return registry
+
+
+def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project / "mkdocs.yml"),
+                           "-d", str(out)], cwd=project, env=env, capture_output=True, text=True, timeout=300)

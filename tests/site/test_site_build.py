@@ -1,0 +1,134 @@
+"""A real `mkdocs build --strict` (subprocess) of a registry copy: clean, offline, links resolve."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from sitehelpers import ROOT, committed_registry, make_registry, mkdocs_build, site_project, synthetic
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    registry = make_registry(tmp / "reg", {
+        "gemma-4-31b/h100/fast-dp2": synthetic(1500.5, count=16, name="fast"),
+        "gemma-4-31b/h200/h200-run": synthetic(900.25, name="h200", gpu="H200"),
+    })
+    project = site_project(tmp, registry)
+    out = tmp / "out"
+    result = mkdocs_build(project, out)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "WARNING" not in result.stderr, result.stderr[-4000:]
+    return out
+
+
+def test_the_committed_registry_builds_strict(tmp_path: Path) -> None:
+    project = site_project(tmp_path, committed_registry(tmp_path / "reg"))
+    result = mkdocs_build(project, tmp_path / "out")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "WARNING" not in result.stderr, result.stderr[-4000:]
+    assert (tmp_path / "out/recipes/gemma-4-31b/h100/attune-tp2-pp4-split13/index.html").exists()
+    # nothing generated lands in the docs dir
+    assert sorted(p.relative_to(ROOT / "site_src").as_posix() for p in (ROOT / "site_src").rglob("*.md")) == [
+        "contributing.md"]
+
+
+def test_pages_exist(built: Path) -> None:
+    for path in ("index.html", "recipes/index.html", "methodology/index.html", "schema/index.html",
+                 "models/gemma-4-31b/index.html", "gpus/h100/index.html", "gpus/h200/index.html",
+                 "recipes/gemma-4-31b/h100/fast-dp2/index.html", "recipes/gemma-4-31b/h100/fast-dp2.yaml",
+                 "downloads/recipes.json", "downloads/recipes.csv", "downloads/recipe.schema.json",
+                 "contributing/index.html"):
+        assert (built / path).is_file(), path
+
+
+def test_recipe_pages_are_not_in_the_nav(built: Path) -> None:
+    home = (built / "index.html").read_text()
+    nav = home[home.find("md-sidebar--primary"): home.find("md-sidebar--secondary")]
+    assert "Methodology" in nav and "All recipes" in nav
+    assert "attune-tp2-pp4-split13" not in nav and "fast-dp2" not in nav
+
+
+class _Refs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[tuple[str, str, str]] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"] or "")
+        for key in ("href", "src", "data", "poster", "srcset", "action"):
+            if a.get(key):
+                self.refs.append((tag, key, a[key] or ""))
+        if tag == "link" and a.get("rel"):
+            self.refs.append((tag, "rel:" + (a["rel"] or ""), a.get("href") or ""))
+
+
+def _parse(path: Path) -> _Refs:
+    parser = _Refs()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_offline_no_external_script_style_or_font(built: Path) -> None:
+    bad = []
+    for page in built.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for tag, key, value in _parse(page).refs:
+            external = urlsplit(value).scheme in ("http", "https") or value.startswith("//")
+            if external and (tag in ("script", "img", "iframe", "source", "video", "audio") or
+                             (tag == "link" and key in ("href",))):
+                bad.append((page, tag, value))
+        if re.search(r"fonts\.(googleapis|gstatic)\.com|cdn\.jsdelivr|unpkg\.com|cdnjs", text):
+            bad.append((page, "text", "CDN host named"))
+    for css in built.rglob("*.css"):
+        for m in re.finditer(r"url\(([^)]*)\)|@import\s+([^;]+)", css.read_text(encoding="utf-8")):
+            target = (m.group(1) or m.group(2)).strip("'\" ")
+            if target.startswith(("http:", "https:", "//")):
+                bad.append((css, "css", target))
+    assert not bad, bad[:10]
+
+
+def test_every_internal_link_resolves(built: Path) -> None:
+    missing = []
+    cache: dict[Path, set[str]] = {}
+    for page in built.rglob("*.html"):
+        for _tag, key, value in _parse(page).refs:
+            if key not in ("href", "src"):
+                continue
+            parts = urlsplit(value)
+            if parts.scheme or value.startswith(("//", "mailto:")) or not (parts.path or parts.fragment):
+                continue
+            base = built if parts.path.startswith("/") else page.parent  # 404.html links from the root
+            target = (base / unquote(parts.path.lstrip("/"))).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                missing.append((str(page.relative_to(built)), value))
+                continue
+            if parts.fragment and target.suffix == ".html":
+                ids = cache.setdefault(target, _parse(target).ids)
+                if parts.fragment not in ids and parts.fragment != "__skip":
+                    missing.append((str(page.relative_to(built)), value))
+    assert not missing, missing[:20]
+
+
+def test_exports(built: Path) -> None:
+    import csv
+    import json
+
+    data = json.loads((built / "downloads/recipes.json").read_text())
+    ids = [r["id"] for r in data["recipes"]]
+    assert "gemma-4-31b/h100/attune-tp2-pp4-split13" in ids and len(ids) == 3
+    ref = next(r for r in data["recipes"] if r["id"].endswith("split13"))
+    assert abs(ref["derived"]["usd_per_million_tokens"] - 1.6229) < 1e-3
+    rows = list(csv.DictReader((built / "downloads/recipes.csv").open()))
+    assert {r["id"] for r in rows} == set(ids)
+    schema = json.loads((built / "downloads/recipe.schema.json").read_text())
+    assert schema["title"] == "OpenRecipes recipe"
