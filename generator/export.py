@@ -1,0 +1,50 @@
+"""python -m generator export --out DIR: the site's generated pages and downloads, written to disk.
+
+The same render_site output the MkDocs hook serves in memory; DIR plus site_src/ is a complete docs dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.site.Page]
+    written = []
+    for rel, page in sorted(pages.items()):
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(page.content)
+        os.replace(tmp, target)  # atomic: a reader never sees half a page
+        written.append(target)
+    return written
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from generator.check import load_registry
+    from generator.site import render_site
+
+    root = Path.cwd()
+    registry = load_registry(root)
+    for problem in registry.problems:
+        print(problem, file=sys.stderr)
+    if registry.problems:
+        print(f"{len(registry.problems)} problem(s): those recipes are left out; run `python -m generator check`",
+              file=sys.stderr)
+        if args.strict:
+            return 1
+    written = write_pages(Path(args.out), render_site(registry))
+    print(f"wrote {len(written)} file(s) under {args.out} from {len(registry.recipes)} recipe(s)")
+    return 1 if registry.problems and args.strict else 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write the site's generated pages, recipes.json/csv and schema JSON to DIR")
+    p.add_argument("--out", required=True, help="directory to write into (created if missing)")
+    p.add_argument("--strict", action="store_true", help="fail (exit 1) if any recipe does not load")
+    p.set_defaults(func=cmd_export)

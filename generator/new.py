@@ -1,0 +1,113 @@
+"""python -m generator new <model> <gpu> <name>: a recipe skeleton to fill in, at recipes/<model>/<gpu>/<name>.yaml.
+
+Every required field is present and the file passes `generator check` as written; values only the author
+knows are marked TODO.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+TEMPLATE = """\
+# yaml-language-server: $schema=../../../schema/recipe.schema.yaml
+# An OpenRecipes recipe; the fields are documented in schema/recipe.schema.yaml. Replace every TODO.
+schema_version: 1
+model: {model}
+gpu:
+  type: {gpu}
+  memory_gb: {memory_gb}
+  count: 8
+  per_node: 8
+  instance: {instance}
+author:
+  name: TODO your name
+  url: null
+status: measured
+stack:
+  framework: TODO framework and version (e.g. megatron-lm 0.16.0)
+workload:
+  row_tokens: 8192
+  rows: TODO what a row holds (e.g. SFT conversations)
+  global_batch: 128
+  precision: bf16
+layout:
+  label: TP1 PP1 DP8
+  summary: TODO one paragraph describing the layout
+  tp: 1
+  pp: 1
+  cp: 1
+  ep: 1
+  dp: 8
+  sequence_parallel: false
+  rows_per_microbatch: 1
+  recompute:
+    granularity: none
+result:
+  tokens_per_s_per_gpu: 1.0  # TODO measured tokens/s per GPU over the window
+  step_time_cv_percent: 0.0  # TODO
+  active_params:
+    count: {active_params}
+  measured: {today}  # TODO the date of the measured run
+  steps_per_run: 20
+  window: [5, 19]
+  window_tokens: {window_tokens}
+  runs: 1
+env: {{}}
+run: |
+  # TODO the exact command
+notes: null
+"""
+
+
+def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Path | None, str]:
+    """Returns (path written, message); path None with the reason when nothing is written."""
+    from generator import figures
+    from generator.catalog import Catalog
+
+    if not _NAME.match(name):
+        return None, f"name '{name}' must be lower case letters, digits, '.', '_' or '-'"
+    catalog = Catalog.load(root)
+    models = {slug: model for model, slug in catalog.model_slugs.items()}
+    if model_slug not in models:
+        return None, f"unknown model '{model_slug}' (known: {', '.join(sorted(models))})"
+    gpus = {g.lower(): g for g in catalog.gpus}
+    if gpu_slug.lower() not in gpus:
+        return None, f"unknown GPU '{gpu_slug}' (known: {', '.join(sorted(gpus))})"
+    model, gpu = models[model_slug], gpus[gpu_slug.lower()]
+    path = root / "recipes" / model_slug / gpu.lower() / f"{name}.yaml"
+    if path.exists():
+        return None, f"{path.relative_to(root)} already exists"
+    instance = next((k for k, i in sorted(catalog.instances.items()) if i.gpu_type == gpu and i.gpu_count == 8), None)
+    text = TEMPLATE.format(model=model, gpu=gpu, memory_gb=catalog.gpus[gpu].memory_gb,
+                           instance=instance if instance else "null",
+                           active_params=catalog.models[model].active_params.count,
+                           window_tokens=figures.window_tokens([5, 19], 128, 8192),
+                           today=dt.date.today().isoformat())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return path, f"wrote {path.relative_to(root)}; fill in the TODOs, then run python -m generator check {path.relative_to(root)}"
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    path, message = scaffold(Path.cwd(), args.model, args.gpu, args.name)
+    print(message, file=sys.stdout if path else sys.stderr)
+    return 0 if path else 1
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("new", help="scaffold recipes/<model>/<gpu>/<name>.yaml to fill in")
+    p.add_argument("model", help="model slug, a file name under catalog/models/ (e.g. gemma-4-31b)")
+    p.add_argument("gpu", help="GPU type (e.g. h100)")
+    p.add_argument("name", help="recipe name (e.g. tp2-pp4)")
+    p.set_defaults(func=cmd_new)

@@ -1,0 +1,111 @@
+"""Recipe text is inert everywhere: a recipe with <script>, onerror= and javascript: in every text field."""
+
+from __future__ import annotations
+
+import copy
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from sitehelpers import make_registry, mkdocs_build, reference_data, site_project
+
+from generator.check import load_registry
+from generator.site import render_site
+
+XSS_ID = "gemma-4-31b/h100/xss-probe"
+PAYLOAD = ('<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+           '[c](javascript:window.__xss=3) <a href="javascript:window.__xss=5">a</a>\n```\n'
+           '</div></code></pre><script>window.__xss=4</script>\n~~~\n<!-- x --> \x02wzxhzdk:0\x03 {{ 7*7 }} ')
+# Fields that must be catalog keys, enums, dates or hashes: the loader refuses anything else there.
+FIXED = {"model", "type", "instance", "status", "precision", "result", "configuration", "granularity", "method",
+         "dispatcher", "date", "measured", "rows_sha256", "parquet_sha256", "sha256"}
+URLS = {"url", "source"}
+
+
+def _poison(value, key: str | None = None):  # noqa: ANN001, ANN202
+    if isinstance(value, dict):
+        return {k: _poison(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poison(v, key) for v in value]
+    if isinstance(value, str) and key not in FIXED:
+        if key in URLS:
+            return "javascript:window.__xss=6"
+        return PAYLOAD + value
+    return value
+
+
+def xss_recipe() -> dict:
+    data = _poison(copy.deepcopy(reference_data()))
+    data["env"] = {"XSS": PAYLOAD}
+    data["patches"] = [{"file": PAYLOAD, "description": PAYLOAD}]
+    data["author"]["url"] = "javascript:window.__xss=7"
+    return data
+
+
+def xss_registry(tmp: Path) -> Path:
+    return make_registry(tmp, {XSS_ID: xss_recipe()})
+
+
+def test_the_probe_loads(tmp_path: Path) -> None:
+    registry = load_registry(xss_registry(tmp_path / "reg"))
+    assert not registry.problems, registry.problems
+    assert XSS_ID in {x.id for x in registry.recipes}
+
+
+class _Audit(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.bad: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.bad.append(f"<{tag} {name}=...>")
+            if name in ("href", "src", "action", "formaction", "data") and value and \
+                    value.strip().lower().startswith(("javascript:", "data:", "vbscript:")):
+                self.bad.append(f"<{tag} {name}={value!r}>")
+        if tag in ("img", "iframe", "object", "embed") and any(n == "src" and v == "x" for n, v in attrs):
+            self.bad.append(f"<{tag} src=x>")
+        self.in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self.in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_script and "__xss" in data:
+            self.bad.append("script body from recipe text")
+
+
+def _audit(html: str) -> list[str]:
+    audit = _Audit()
+    audit.feed(html)
+    return audit.bad
+
+
+def test_rendered_markdown_is_inert(tmp_path: Path) -> None:
+    pages = render_site(load_registry(xss_registry(tmp_path / "reg")))
+    page = pages[f"recipes/{XSS_ID}.md"].content
+    assert "<script>window" not in page and "<img src=x" not in page
+    assert page.count("&lt;script&gt;") > 20
+    assert "```" not in page.split("---", 2)[2] and "\x02" not in page
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("xss")
+    project = site_project(tmp, xss_registry(tmp / "reg"))
+    result = mkdocs_build(project, tmp / "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return tmp / "out"
+
+
+def test_built_site_is_inert(built: Path) -> None:
+    page = built / "recipes" / XSS_ID / "index.html"
+    html = page.read_text(encoding="utf-8")
+    assert "window.__xss" in html  # the text is there, shown as text
+    assert _audit(html) == []
+    for other in built.rglob("*.html"):
+        assert _audit(other.read_text(encoding="utf-8")) == [], other
+    index = (built / "search/search_index.json").read_text(encoding="utf-8")
+    assert "<script>window" not in index

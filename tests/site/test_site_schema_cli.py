@@ -1,0 +1,87 @@
+"""Schema reference page covers every model field; `generator new` scaffolds a recipe that checks; export writes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+from sitehelpers import ROOT, make_registry
+
+from generator.check import load_registry
+from generator.models import Recipe
+from generator.site import render_site
+
+
+def _model_of(annotation: object) -> tuple[type[BaseModel] | None, bool]:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            found = _model_of(arg)
+            if found[0] is not None:
+                return found
+        return None, False
+    if origin is list:
+        inner, _ = _model_of(typing.get_args(annotation)[0])
+        return inner, inner is not None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    return None, False
+
+
+def model_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    out = []
+    for name, info in model.model_fields.items():
+        path = prefix + name
+        out.append(path)
+        inner, many = _model_of(info.annotation)
+        if inner is not None:
+            out.extend(model_paths(inner, f"{path}[]." if many else f"{path}."))
+    return out
+
+
+def test_schema_page_lists_every_model_field() -> None:
+    page = render_site(load_registry(ROOT))["schema.md"].content
+    paths = model_paths(Recipe)
+    assert len(paths) > 100
+    missing = [p for p in paths if f"<code>{p}</code>" not in page]
+    assert not missing, missing
+
+
+def test_schema_page_has_types_and_units() -> None:
+    page = render_site(load_registry(ROOT))["schema.md"].content
+    assert "<code>gpu.memory_gb</code></td><td>integer</td><td>yes</td><td>GB</td>" in page
+    assert "<code>result.tokens_per_s_per_gpu</code></td><td>number</td><td>yes</td><td>tokens per second per GPU" in page
+    assert "verified | measured | reported" in page
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_new_scaffolds_a_recipe_that_checks(tmp_path: Path) -> None:
+    reg = make_registry(tmp_path / "reg", keep_reference=False)
+    made = _cli("new", "gemma-4-31b", "h100", "my-layout", cwd=reg)
+    assert made.returncode == 0, made.stderr
+    path = reg / "recipes/gemma-4-31b/h100/my-layout.yaml"
+    assert "TODO" in path.read_text()
+    checked = _cli("check", "--no-cache", str(path), cwd=reg)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    again = _cli("new", "gemma-4-31b", "h100", "my-layout", cwd=reg)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    bad = _cli("new", "no-such-model", "h100", "x", cwd=reg)
+    assert bad.returncode == 1 and "unknown model 'no-such-model'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_export_writes_the_rendered_pages(tmp_path: Path) -> None:
+    reg = make_registry(tmp_path / "reg")
+    done = _cli("export", "--out", str(tmp_path / "out"), cwd=reg)
+    assert done.returncode == 0, done.stderr
+    pages = render_site(load_registry(reg))
+    for rel, page in pages.items():
+        assert (tmp_path / "out" / rel).read_text(encoding="utf-8") == page.content
