@@ -1,0 +1,7 @@
+"""``python -m runner``."""
+
+import sys
+
+from runner.cli import main
+
+sys.exit(main())

@@ -1,0 +1,473 @@
+"""``python -m runner``: re-measure a recipe and write its figures back; compare two loss curves."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_OK = 0
+EXIT_FAIL = 1  # convergence: the check ran and failed
+EXIT_USAGE = 2  # bad arguments or an invalid recipe / catalog
+EXIT_PREFLIGHT = 3
+EXIT_RUN_FAILED = 4  # the run crashed, exited non-zero or passed --timeout
+EXIT_BAD_LOG = 5  # too few steps, NaN loss, missing window, no step lines
+EXIT_CHANGE = 6  # tokens/s moved outside the tolerance and --accept-change was not given
+EXIT_LOCKED = 7
+EXIT_DECLINED = 8  # not confirmed at the prompt (or no terminal to ask and no --yes)
+EXIT_WRITE = 9  # the recipe or evidence file could not be written (disk, permissions)
+EXIT_INTERRUPTED = 130
+
+EXIT_TABLE = f"""exit codes:
+  {EXIT_OK}    written, or unchanged within tolerance (with --dry-run: the diff was printed)
+  {EXIT_USAGE}    bad arguments, or the recipe or catalog does not validate
+  {EXIT_PREFLIGHT}    preflight refused (wrong GPUs, unset variables, entry point missing, reported recipe)
+  {EXIT_RUN_FAILED}    the run failed: crashed, non-zero exit, or --timeout passed
+  {EXIT_BAD_LOG}    the log cannot give figures: too few steps, NaN loss, window missing, no step lines
+  {EXIT_CHANGE}    tokens/s changed beyond tolerance; not written (pass --accept-change to write)
+  {EXIT_LOCKED}    another remeasure of the same recipe holds its lock
+  {EXIT_DECLINED}    the launch was not confirmed (answer y, or pass --yes)
+  {EXIT_WRITE}    the recipe or its evidence file could not be written (disk full, permissions)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the run's process group was ended, nothing written
+"""
+
+REMEASURE_HELP = """Run a recipe (or read the logs of a run made elsewhere), compute its figures with the registry's
+formulas over the recipe's window, and write them into the recipe's `result`, changing no other byte.
+
+Steps: preflight (GPU type and count against the recipe's `gpu`, the environment variables its `run` script
+reads, the script's entry point); show the exact command and ask to confirm; run it in bash with the
+recipe's `env`, streaming to the console and to .openrecipes-runs/ (outside git); parse the log; refuse a
+crashed run, a NaN loss or too few steps; compare with the recorded tokens/s (tolerance: the larger of 5%
+and 3x the recorded step-time CV); write result fields and <name>.evidence.json beside the recipe.
+
+examples:
+  HF_CKPT=/ckpt SFT_DATA=/data/rows.parquet python -m runner remeasure recipes/m/h100/r.yaml
+  python -m runner remeasure recipes/m/h100/r.yaml --from-log my-cluster-run.log --dry-run
+  python -m runner remeasure recipes/m/h100/r.yaml --runs 3 --yes --json
+
+environment: OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3" declares this machine's GPUs where NVML cannot see
+them (a container without the NVML library); the usual source is NVML, then torch.
+"""
+
+
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def _info(out: TextIO, message: str) -> None:
+    print(message, file=out)
+
+
+def find_root(path: Path) -> Path:
+    """The registry root: the nearest folder above the recipe with catalog/gpus.yaml, else this checkout."""
+    for parent in path.resolve().parents:
+        if (parent / "catalog" / "gpus.yaml").is_file():
+            return parent
+    return Path(__file__).resolve().parent.parent
+
+
+def _gpus_from_env(value: str) -> Any:
+    from runner.preflight import Gpus
+
+    names: list[str] = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        count, sep, name = part.partition("x")
+        if sep and count.strip().isdigit():
+            names += [name.strip()] * int(count)
+        else:
+            names.append(part)
+    return Gpus(names, "OPENRECIPES_GPUS")
+
+
+def _yaml_str(value: str) -> str:
+    plain_ok = value and value[0] not in "!&*[]{}|>'\"%@`#,?:-" and ": " not in value and " #" not in value
+    return value if plain_ok and value.strip() == value else json.dumps(value)
+
+
+def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, old_path: Path, new_path: Path) -> str:
+    from runner.writeback import splice
+
+    recipe = loaded.recipe
+    spec = catalog.gpus[gpu_type]
+    per_node = recipe.gpu.per_node or recipe.gpu.count
+    matches = [n for n, inst in catalog.instances.items() if inst.gpu_type == gpu_type and inst.gpu_count == per_node]
+    changes: dict[tuple[str, ...], str] = {
+        ("gpu", "type"): _yaml_str(gpu_type),
+        ("gpu", "memory_gb"): str(spec.memory_gb),
+        ("status",): "measured",
+    }
+    if "instance" in loaded.data["gpu"]:
+        changes[("gpu", "instance")] = _yaml_str(matches[0]) if len(matches) == 1 else "null"
+    out = splice(text, changes)
+    first, _, rest = out.partition("\n")
+    for old in (str(old_path), old_path.as_posix()):
+        if first.startswith("#") and old.split("recipes/", 1)[-1] in first:
+            first = "# " + "recipes/" + new_path.as_posix().split("recipes/", 1)[-1]
+            break
+    return first + "\n" + rest
+
+
+def remeasure(args: argparse.Namespace) -> int:
+    from generator.catalog import Catalog
+    from generator.load import load_recipe
+    from generator.problems import InputError
+    from runner import measure
+    from runner.launch import Interrupted, RunFailed, run_script, shell_quote_env
+    from runner.logs import LogError, format_for, parse_file, tail
+    from runner.preflight import Refusal, check_entry, check_env, check_gpus, detect_gpus, gpu_type
+    from runner.writeback import LockHeld, WriteError, recipe_lock
+
+    out = sys.stderr if args.json else sys.stdout
+    path = Path(args.recipe)
+    try:
+        loaded = load_recipe(path)
+    except InputError as exc:
+        for p in exc.problems:
+            _err(str(p))
+        return EXIT_USAGE
+    recipe = loaded.recipe
+    root = Path(args.root).resolve() if args.root else find_root(path)
+    catalog = Catalog.load(root)
+    if catalog.problems:
+        for p in catalog.problems:
+            _err(str(p))
+        return EXIT_USAGE
+    if args.from_log and args.runs is not None and args.runs != len(args.from_log):
+        _err(f"--runs {args.runs} but {len(args.from_log)} logs given with --from-log (one log is one run)")
+        return EXIT_USAGE
+    runs = len(args.from_log) if args.from_log else (args.runs or 1)
+    if runs < 1:
+        _err("--runs must be at least 1")
+        return EXIT_USAGE
+    fmt = format_for(recipe.stack.framework)
+    text = path.read_text(encoding="utf-8")
+    target, target_text, found_gpus = path, text, None
+
+    if recipe.status.value == "reported" and not args.as_new:
+        _err(
+            f"{path} is a reported recipe: its figures are a publication's, not a measurement to overwrite. Pass "
+            "--as-new NAME to write a measured recipe beside it from your run."
+        )
+        return EXIT_PREFLIGHT
+
+    if not args.from_log:
+        env_override = os.environ.get("OPENRECIPES_GPUS")
+        found_gpus = _gpus_from_env(env_override) if env_override else detect_gpus()
+        try:
+            try:
+                check_gpus(recipe, catalog, found_gpus, str(path))
+            except Refusal:
+                types = {gpu_type(n, catalog) for n in found_gpus.names}
+                if not args.as_new or len(types) != 1 or None in types or found_gpus.count < min(
+                    recipe.gpu.count, recipe.gpu.per_node or recipe.gpu.count
+                ):
+                    raise
+            check_env(recipe, str(path))
+            check_entry(recipe, str(path), Path(args.workdir).resolve())
+        except Refusal as exc:
+            _err(str(exc))
+            return EXIT_PREFLIGHT
+    if args.as_new:
+        new_type = gpu_type(found_gpus.names[0], catalog) if found_gpus and found_gpus.names else recipe.gpu.type
+        model_dir = path.resolve().parent.parent
+        target = model_dir / new_type.lower() / f"{args.as_new.removesuffix('.yaml')}.yaml"
+        if target.exists():
+            _err(f"--as-new: {target} exists already; choose another NAME")
+            return EXIT_USAGE
+        try:
+            target_text = _as_new_text(text, loaded, catalog, new_type, path, target)
+        except WriteError as exc:
+            _err(f"--as-new: {exc}")
+            return EXIT_USAGE
+        from generator.models import Status
+
+        spec = catalog.gpus[new_type]
+        recipe = recipe.model_copy(update={
+            "gpu": recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb, "instance": _instance_of(
+                target_text)}),
+            "status": Status.measured,
+        })
+
+    runs_dir = root / ".openrecipes-runs"
+    try:
+        lock = recipe_lock(runs_dir, target)
+        lock.__enter__()
+    except LockHeld as exc:
+        _err(str(exc))
+        return EXIT_LOCKED
+    try:
+        results = []
+        command = None
+        source = "from-log" if args.from_log else "launch"
+        nccl = None
+        if args.from_log:
+            for log_name in args.from_log:
+                log = parse_file(Path(log_name), fmt)
+                nccl = nccl or log.nccl_version
+                results.append(measure.run_figures(recipe, catalog, log))
+            last = max((r.log.last_time for r in results if r.log.last_time), default=None)
+            measured = last.date() if last else dt.datetime.now(dt.UTC).date()
+            log_tail = tail(Path(args.from_log[-1]))
+        else:
+            workdir = Path(args.workdir).resolve()
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+            run_dir = runs_dir / loaded.id / stamp
+            run_dir.mkdir(parents=True, exist_ok=True)
+            script = run_dir / "run.sh"
+            script.write_text(recipe.run, encoding="utf-8")
+            env = dict(os.environ) | dict(recipe.env)
+            command = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
+            _info(out, f"recipe: {loaded.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:")
+            for line in recipe.run.splitlines():
+                _info(out, f"  | {line}")
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    _err("no terminal to confirm the launch on: pass --yes to run without asking")
+                    return EXIT_DECLINED
+                answer = input("Launch? [y/N] ").strip().lower()
+                if answer not in ("y", "yes"):
+                    _err("not launched")
+                    return EXIT_DECLINED
+            wl = recipe.workload
+            log_path = run_dir / "run1.log"
+            for i in range(runs):
+                log_path = run_dir / f"run{i + 1}.log"
+                _info(out, f"run {i + 1}/{runs}: log {log_path}")
+                launched = run_script(
+                    script, env, workdir, log_path, fmt or "openrecipes", recipe.result.steps_per_run,
+                    wl.global_batch * wl.row_tokens, recipe.gpu.count, args.timeout, out, progress=not args.json,
+                )
+                log = launched.parsed if fmt else parse_file(log_path, None)
+                if not log.steps:
+                    raise LogError(f"{log_path}: no {fmt or 'known-format'} training step lines in the run's output")
+                nccl = nccl or log.nccl_version
+                results.append(measure.run_figures(recipe, catalog, log, launched.wall_seconds))
+            measured = dt.datetime.now(dt.UTC).date()
+            log_tail = tail(log_path)
+        m = measure.combine(recipe, results, measured)
+    except LogError as exc:
+        _err(f"{exc}\nnothing written")
+        return EXIT_BAD_LOG
+    except RunFailed as exc:
+        _err(str(exc))
+        return EXIT_RUN_FAILED
+    except Interrupted as exc:
+        _err(str(exc))
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        _err("interrupted; nothing written")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        _err(f"{exc.filename or ''}: {exc.strerror or exc}")
+        return EXIT_WRITE
+    try:
+        return _finish(args, out, loaded, recipe, m, target, target_text, found_gpus, nccl, command, source, log_tail)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _instance_of(text: str) -> str | None:
+    from runner.writeback import load_rt
+
+    value = load_rt(text)["gpu"].get("instance")
+    return None if value is None else str(value)
+
+
+def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: Any, target: Path, target_text: str,
+            found_gpus: Any, nccl: str | None, command: str | None, source: str, log_tail: list[str]) -> int:
+    from runner import environment, evidence, measure
+    from runner.writeback import WriteError, atomic_write, result_changes, rounded, splice, unified_diff
+
+    fields = m.result_fields()
+    written = {k: rounded(k, v) for k, v in fields.items()}
+    if m.gpu_hours is None:
+        _info(out, "gpu_hours: the log has no timestamps to time the run by; gpu_hours left as it was")
+    for r in m.runs:
+        for w in r.warnings:
+            _info(out, f"warning: {w}")
+    if source == "launch":
+        env = environment.capture(found_gpus.names if found_gpus else None, found_gpus.driver if found_gpus else None, nccl)
+    else:
+        env = {"captured": "from the log (the run was made elsewhere)", "nccl": nccl}
+    diffs = environment.differences(recipe, env) if source == "launch" else []
+    for d in diffs:
+        _info(out, f"stack differs from the recipe: {d}")
+    g = measure.gate(recipe, m.median.tokens_per_s_per_gpu)
+    gate_text = "new recipe (--as-new): no recorded figure to compare" if args.as_new else g.describe()
+    _info(out, gate_text)
+    refused = bool(g.outside and not args.accept_change and not args.as_new)
+    report = {
+        "recipe": loaded.id if not args.as_new else str(target),
+        "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
+        "usd_per_million_tokens": m.median.usd_per_million_tokens,
+        "mfu": m.median.mfu,
+        "step_time_cv_percent": m.median.step_time_cv_percent,
+        "window": list(m.median.window),
+        "window_tokens": m.median.window_tokens,
+        "steps": m.median.steps,
+        "runs": len(m.runs),
+        "runs_cv_percent": m.runs_cv_percent,
+        "runs_tokens_per_s_per_gpu": [r.tokens_per_s_per_gpu for r in m.runs],
+        "gpu_hours": m.gpu_hours,
+        "measured": m.measured.isoformat(),
+        "written": written | {"measured": m.measured.isoformat()},
+        "recorded_tokens_per_s_per_gpu": g.recorded,
+        "change_percent": g.change_percent,
+        "tolerance_percent": g.tolerance_percent,
+        "gate": "new" if args.as_new else ("outside" if g.outside else "within"),
+        "stack_differences": diffs,
+        "source": source,
+        "dry_run": bool(args.dry_run),
+        "wrote": False,
+    }
+    try:
+        new_text = splice(target_text, result_changes(fields))
+    except WriteError as exc:
+        _err(f"{target}: {exc}")
+        return EXIT_USAGE
+    name = str(target)
+    old_text = target_text if args.as_new is None else ""
+    if args.dry_run:
+        print(unified_diff(old_text, new_text, name) or "(no change)", file=out)
+        print(f"(dry run: nothing written; {evidence.path_for(target).name} would be written too)", file=out)
+    elif refused:
+        _err(f"not written: {gate_text}. If the change is real, run again with --accept-change.")
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        existing = evidence.read(evidence.path_for(target)) if not args.as_new else None
+        data = evidence.build(
+            recipe, loaded.id, written | {"measured": m.measured}, m, source, command, env, diffs, log_tail, existing
+        )
+        atomic_write(evidence.path_for(target), evidence.dumps(data))
+        atomic_write(target, new_text)
+        report["wrote"] = True
+        print(unified_diff(old_text, new_text, name) or f"{name}: figures unchanged at the stated precision", file=out)
+        print(f"wrote {target} and {evidence.path_for(target).name}", file=out)
+    if args.json:
+        print(json.dumps(report, indent=1, default=str))
+    return EXIT_CHANGE if refused else EXIT_OK
+
+
+def convergence(args: argparse.Namespace) -> int:
+    from runner.convergence import compare, losses
+    from runner.logs import LogError
+
+    try:
+        cand = losses(Path(args.candidate))
+        ref = losses(Path(args.reference))
+        result = compare(cand, ref, args.steps)
+    except LogError as exc:
+        _err(str(exc))
+        return EXIT_BAD_LOG
+    out = sys.stderr if args.json else sys.stdout
+    verdict = "pass" if result.passed else "fail: " + "; ".join(result.reasons)
+    print(
+        f"{result.steps} steps: correlation {result.correlation:.5f}, {result.pointwise_failures} pointwise failures, "
+        f"final loss {result.final_loss_candidate:.5f} against {result.final_loss_reference:.5f} "
+        f"(difference {result.final_loss_difference:.4f}, {result.final_loss_relative * 100:.2f}%): {verdict}",
+        file=out,
+    )
+    if args.write:
+        code = _write_convergence(Path(args.write), result, args.dry_run, out)
+        if code:
+            return code
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=1))
+    return EXIT_OK if result.passed else EXIT_FAIL
+
+
+def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO) -> int:
+    from generator.load import load_recipe
+    from generator.problems import InputError
+    from runner.writeback import WriteError, atomic_write, splice, unified_diff
+
+    try:
+        loaded = load_recipe(path)
+    except InputError as exc:
+        for p in exc.problems:
+            _err(str(p))
+        return EXIT_USAGE
+    conv = (loaded.data.get("correctness") or {}).get("convergence")
+    if not isinstance(conv, dict):
+        _err(f"{path}: has no correctness.convergence mapping to update; add one (steps, result, correlation, "
+             "final_loss_difference, pointwise_failures) and run again")
+        return EXIT_USAGE
+    base = ("correctness", "convergence")
+    changes = {
+        (*base, "steps"): str(result.steps),
+        (*base, "result"): "pass" if result.passed else "fail",
+        (*base, "correlation"): f"{result.correlation:.5f}",
+        (*base, "final_loss_difference"): f"{result.final_loss_difference:.4f}",
+        (*base, "pointwise_failures"): str(result.pointwise_failures),
+    }
+    text = path.read_text(encoding="utf-8")
+    try:
+        new = splice(text, changes)
+    except WriteError as exc:
+        _err(f"{path}: {exc}")
+        return EXIT_USAGE
+    print(unified_diff(text, new, str(path)) or "(no change)", file=out)
+    if not dry_run:
+        atomic_write(path, new)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="python -m runner",
+        description="OpenRecipes runner: re-measure a recipe and write its figures back; compare loss curves.",
+    )
+    sub = top.add_subparsers(dest="command", required=True)
+    r = sub.add_parser(
+        "remeasure", help="run a recipe (or read a run's logs) and write its figures back",
+        description=REMEASURE_HELP, epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("recipe", help="the recipe YAML, e.g. recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
+    r.add_argument("--runs", type=int, help="run N times; the median run's figures are written, the CV across runs reported")
+    r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
+    r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
+    r.add_argument("--from-log", nargs="+", metavar="LOG",
+                   help="logs of runs made elsewhere (one per run): no hardware check, no launch")
+    r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
+    r.add_argument("--accept-change", action="store_true",
+                   help="write even when tokens/s moved beyond the tolerance (a real regression or improvement)")
+    r.add_argument("--timeout", type=float, metavar="S", help="end the run's whole process group after S seconds")
+    r.add_argument("--as-new", metavar="NAME",
+                   help="write a new recipe NAME for the GPUs present (status measured) instead of this one")
+    r.add_argument("--workdir", default=".", help="folder the run script runs in (the framework checkout; default: .)")
+    r.add_argument("--root", help="registry root holding catalog/ (default: found above the recipe)")
+    r.set_defaults(func=remeasure)
+    c = sub.add_parser(
+        "convergence", help="compare a candidate run's loss curve with a reference run's",
+        description=__import__("runner.convergence", fromlist=["x"]).__doc__,
+        epilog="exit codes:\n  0  pass\n  1  fail\n  2  bad arguments or recipe\n  5  a log or evidence file cannot be read",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("candidate", help="candidate run: a training log or an .evidence.json file")
+    c.add_argument("reference", help="reference run: a training log or an .evidence.json file")
+    c.add_argument("--steps", type=int, help="compare the first N steps only")
+    c.add_argument("--write", metavar="RECIPE", help="write correctness.convergence of RECIPE from the comparison")
+    c.add_argument("--dry-run", action="store_true", help="with --write: print the diff, write nothing")
+    c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
+    c.set_defaults(func=convergence)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        _err("interrupted; nothing written")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        _err(f"{exc.filename or ''}: {exc.strerror or exc}")
+        return EXIT_WRITE

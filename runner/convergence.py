@@ -1,0 +1,107 @@
+"""Loss-curve comparison of a candidate run against a reference run, as Megatron-Bridge's
+``validate_convergence`` does it:
+
+- Pearson correlation of the two loss series over their common steps >= 0.95;
+- pointwise relative difference |c - r| / |r| within a tolerance set by the reference loss: 10% above a loss
+  of 2.0, 5% from 0.5 to 2.0, 2% below 0.5; the check fails if more than 10% of the points fail;
+- final loss within 3% (relative) of the reference's final loss.
+
+``final_loss_difference`` is written as the absolute difference of the final losses (the recipe field's unit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.logs import LogError, parse_file
+
+MIN_CORRELATION = 0.95
+MAX_FAILING_FRACTION = 0.10
+FINAL_LOSS_TOLERANCE = 0.03
+
+
+def tolerance(reference_loss: float) -> float:
+    if reference_loss > 2.0:
+        return 0.10
+    if reference_loss >= 0.5:
+        return 0.05
+    return 0.02
+
+
+@dataclass
+class Comparison:
+    steps: int
+    correlation: float
+    pointwise_failures: int
+    failing_fraction: float
+    final_loss_candidate: float
+    final_loss_reference: float
+    final_loss_difference: float
+    final_loss_relative: float
+    reasons: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "result": "pass" if self.passed else "fail",
+            "steps": self.steps,
+            "correlation": self.correlation,
+            "pointwise_failures": self.pointwise_failures,
+            "failing_fraction": self.failing_fraction,
+            "final_loss_candidate": self.final_loss_candidate,
+            "final_loss_reference": self.final_loss_reference,
+            "final_loss_difference": self.final_loss_difference,
+            "final_loss_relative": self.final_loss_relative,
+            "reasons": self.reasons,
+        }
+
+
+def pearson(a: list[float], b: list[float]) -> float:
+    if len(a) < 2 or statistics.pstdev(a) == 0 or statistics.pstdev(b) == 0:
+        return 1.0 if a == b else 0.0
+    return statistics.correlation(a, b)
+
+
+def compare(candidate: dict[int, float], reference: dict[int, float], steps: int | None = None) -> Comparison:
+    common = sorted(set(candidate) & set(reference))
+    if steps is not None:
+        common = [s for s in common if s < steps]
+    if len(common) < 2:
+        raise LogError(f"the two runs share {len(common)} steps with a loss; at least 2 are needed")
+    c = [candidate[s] for s in common]
+    r = [reference[s] for s in common]
+    bad = [s for s in common if not (math.isfinite(candidate[s]) and math.isfinite(reference[s]))]
+    if bad:
+        raise LogError(f"a loss is NaN or infinite at step {bad[0]}")
+    corr = pearson(c, r)
+    failures = sum(1 for x, y in zip(c, r, strict=True) if abs(x - y) / abs(y) > tolerance(y)) if all(r) else len(r)
+    fraction = failures / len(common)
+    final_abs = abs(c[-1] - r[-1])
+    final_rel = final_abs / abs(r[-1]) if r[-1] else math.inf
+    reasons = []
+    if corr < MIN_CORRELATION:
+        reasons.append(f"correlation {corr:.5f} < {MIN_CORRELATION}")
+    if fraction > MAX_FAILING_FRACTION:
+        reasons.append(f"{failures} of {len(common)} points outside the pointwise tolerance (> 10%)")
+    if final_rel > FINAL_LOSS_TOLERANCE:
+        reasons.append(f"final loss differs by {final_rel * 100:.2f}% (> 3%)")
+    return Comparison(len(common), corr, failures, fraction, c[-1], r[-1], final_abs, final_rel, reasons)
+
+
+def losses(path: Path) -> dict[int, float]:
+    """Loss by step from a training log (any known format) or an evidence file."""
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return {int(s["step"]): float(s["loss"]) for s in data["steps"] if s.get("loss") is not None}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise LogError(f"{path}: not a readable evidence file ({exc})") from None
+    log = parse_file(path, None)
+    return {s.step: s.loss for s in log.steps if s.loss is not None}

@@ -1,0 +1,160 @@
+"""Running a recipe's script: its own process group, output streamed to the console and a log file, a
+live progress bar, and the whole group ended on Ctrl-C or a timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from runner.logs import ParsedLog, parser
+
+
+class RunFailed(Exception):
+    def __init__(self, message: str, log_path: Path | None = None) -> None:
+        super().__init__(message)
+        self.log_path = log_path
+
+
+class Interrupted(Exception):
+    pass
+
+
+@dataclass
+class Launched:
+    log_path: Path
+    parsed: ParsedLog
+    wall_seconds: float
+    returncode: int
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM to the whole group, SIGKILL to what is left after the grace period."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        # The leader is gone; make sure no member of its group survives it.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return
+
+
+def run_script(
+    script: Path,
+    env: dict[str, str],
+    workdir: Path,
+    log_path: Path,
+    fmt: str,
+    total_steps: int | None,
+    tokens_per_step: int,
+    gpu_count: int,
+    timeout_s: float | None,
+    console: TextIO,
+    progress: bool = True,
+) -> Launched:
+    """Runs `bash script`; returns the parsed log, raises RunFailed or Interrupted (the group is ended)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    out = Console(file=console, highlight=False, markup=False, soft_wrap=True)
+    bar = Progress(
+        TextColumn("step"),
+        MofNCompleteColumn(),
+        BarColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=out,
+        disable=not progress or not out.is_terminal,
+        transient=True,
+    )
+    p = parser(fmt, str(log_path))
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        ["bash", str(script)],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # own session and process group: signals reach every rank, and only them
+    )
+    timed_out = threading.Event()
+    timer = None
+    if timeout_s:
+        def expire() -> None:
+            timed_out.set()
+            _kill_group(proc)
+
+        timer = threading.Timer(timeout_s, expire)
+        timer.daemon = True
+        timer.start()
+    previous_term = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_term)
+    try:
+        with log_path.open("w", encoding="utf-8") as log, bar:
+            task = bar.add_task("run", total=total_steps, rate="")
+            window_time = 0.0
+            number = 0
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                number += 1
+                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                log.write(line + "\n")
+                log.flush()
+                bar.console.print(line)
+                for step in p.feed(line, number):
+                    window_time += step.time_s
+                    rate = tokens_per_step / step.time_s / gpu_count if step.time_s > 0 else 0.0
+                    bar.update(task, completed=step.step + 1, rate=f"{rate:,.1f} tokens/s/GPU")
+            code = proc.wait()
+    except KeyboardInterrupt:
+        _kill_group(proc)
+        raise Interrupted(f"interrupted: the run's process group was ended; nothing written (log: {log_path})") from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous_term)
+    wall = time.monotonic() - started
+    if timed_out.is_set():
+        raise RunFailed(f"the run passed --timeout {timeout_s:g} s; its process group was ended; nothing written", log_path)
+    # A clean exit still needs its group gone: a rank left behind holds GPUs.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if code != 0:
+        reason = f"signal {-code}" if code < 0 else f"exit status {code}"
+        raise RunFailed(f"the run failed ({reason}); nothing written; see the log {log_path}", log_path)
+    return Launched(log_path, p.finish(), wall, code)
+
+
+def shell_quote_env(env: dict[str, str]) -> str:
+    import shlex
+
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+
+
+def default_console() -> TextIO:
+    return sys.stdout

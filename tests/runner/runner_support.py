@@ -1,0 +1,55 @@
+"""Helpers for the runner tests: a temporary registry holding a copy of the reference recipe."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+H100_ENV = {"OPENRECIPES_GPUS": "8xNVIDIA H100 80GB HBM3"}
+
+
+def registry(tmp: Path, run: str | None = None, name: str = "attune-tp2-pp4-split13") -> Path:
+    """tmp/catalog (a copy of the real one) and tmp/recipes/.../<name>.yaml, optionally with another run script."""
+    shutil.copytree(ROOT / "catalog", tmp / "catalog", dirs_exist_ok=True)
+    target = tmp / "recipes/gemma-4-31b/h100" / f"{name}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = REFERENCE.read_text(encoding="utf-8")
+    if run is not None:
+        block = "run: |\n" + "".join(f"  {line}\n" for line in run.splitlines())
+        text, n = re.subn(r"(?ms)^run: \|\n.*?(?=^notes: )", lambda _: block, text)
+        assert n == 1
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def fixture_run(fmt: str = "miles", extra: str = "") -> str:
+    return f"python3 fixture_trainer.py --format {fmt} --steps 20 {extra}".strip()
+
+
+def runner(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ) | H100_ENV | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def remeasure(recipe: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return runner("remeasure", str(recipe), "--workdir", str(HERE), *args, env=env)
+
+
+def outside_result(text: str) -> str:
+    """The recipe text with the result block cut out."""
+    return re.sub(r"(?ms)^result:\n.*?(?=^correctness:)", "", text)

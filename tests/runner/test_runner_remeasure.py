@@ -1,0 +1,295 @@
+"""End-to-end `python -m runner remeasure` against a real subprocess (tests/runner/fixture_trainer.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from runner_support import FIXTURES, H100_ENV, HERE, REFERENCE, ROOT, fixture_run, outside_result, registry, remeasure
+
+from runner import cli
+
+GB, ROW, GPUS = 128, 8192, 8
+USD_PER_GPU_HOUR = 55.04 / 8
+PEAK, N = 989.0e12, 30696013824
+
+
+def by_hand(times: list[float], first: int = 5, last: int = 19) -> dict[str, float]:
+    """The card's formulas written out: window tokens / window seconds / GPUs, and what follows from it."""
+    window = times[first : last + 1]
+    tokens = (last - first + 1) * GB * ROW
+    tps = tokens / sum(window) / GPUS
+    mean = sum(window) / len(window)
+    sd = (sum((t - mean) ** 2 for t in window) / (len(window) - 1)) ** 0.5
+    return {
+        "tokens_per_s_per_gpu": tps,
+        "usd_per_million_tokens": USD_PER_GPU_HOUR / (tps * 3600) * 1e6,
+        "mfu": 6 * N * tps / PEAK,
+        "step_time_cv_percent": sd / mean * 100,
+        "window_tokens": tokens,
+    }
+
+
+def fixture_times(fmt: str) -> list[float]:
+    sys.path.insert(0, str(HERE))
+    import fixture_trainer
+
+    times = [fixture_trainer.step_time(i, 111.3, 1.0) for i in range(20)]
+    return [round(t * 1000, 1) / 1000 for t in times] if fmt == "megatron" else times  # Megatron prints ms to 0.1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state
+
+
+def test_help_documents_exit_codes() -> None:
+    out = subprocess.run([sys.executable, "-m", "runner", "remeasure", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0
+    for code in ("0 ", "3 ", "4 ", "5 ", "6 ", "7 ", "130"):
+        assert f"  {code}" in out.stdout
+    assert "--from-log" in out.stdout and "--accept-change" in out.stdout
+
+
+def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_diff(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    before = recipe.read_text()
+    assert before == REFERENCE.read_text()
+    done = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.log"), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    hand = by_hand(fixture_times("miles"))
+    for key, value in hand.items():
+        assert report[key] == pytest.approx(value, rel=1e-12), key
+    assert report["window"] == [5, 19] and report["steps"] == 20
+    after = recipe.read_text()
+    assert outside_result(after) == outside_result(before)  # byte-exact outside result
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert changed == [
+        ("  tokens_per_s_per_gpu: 1178.1", f"  tokens_per_s_per_gpu: {hand['tokens_per_s_per_gpu']:.1f}"),
+        ("  step_time_cv_percent: 2.19", f"  step_time_cv_percent: {hand['step_time_cv_percent']:.2f}"),
+        ("  mfu: 0.2194", f"  mfu: {hand['mfu']:.4f}"),
+        ("  gpu_hours: 5.69", "  gpu_hours: 4.83"),  # 8 GPUs x the log's first-to-last timestamp
+    ]
+    ev = json.loads(recipe.with_name("attune-tp2-pp4-split13.evidence.json").read_text())
+    assert ev["history"][0]["tokens_per_s_per_gpu"] == 1178.1 and ev["history"][0]["source"] == "recipe"
+    assert ev["window"] == [5, 19] and len(ev["steps"]) == 20 and ev["source"] == "from-log"
+    assert ev["environment"]["nccl"] == "2.28.9"
+    # The evidence recomputes the result through the one formula.
+    from generator.figures import tokens_per_s_per_gpu
+
+    inputs = ev["inputs"]
+    tps = tokens_per_s_per_gpu([s["time_s"] for s in ev["steps"]], ev["window"], inputs["global_batch"],
+                               inputs["row_tokens"], inputs["gpu_count"])
+    assert round(tps, 1) == ev["result"]["tokens_per_s_per_gpu"]
+    # A second re-measurement moves the first into history.
+    again = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.log"))
+    assert again.returncode == 0, again.stderr
+    ev2 = json.loads(recipe.with_name("attune-tp2-pp4-split13.evidence.json").read_text())
+    assert [h["source"] for h in ev2["history"]] == ["recipe", "evidence"]
+    # The written recipe still passes the registry's own check.
+    check = subprocess.run([sys.executable, "-m", "generator", "check", str(recipe)], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert "tokens_per_s_per_gpu" not in check.stdout + check.stderr
+
+
+def test_from_log_megatron_gives_the_hand_figures(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    text = recipe.read_text().replace("  framework: miles 0.1.0", "  framework: Megatron-LM 0.16.0", 1)
+    recipe.write_text(text)
+    done = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.log"), "--json", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    for key, value in by_hand(fixture_times("megatron")).items():
+        assert report[key] == pytest.approx(value, rel=1e-12), key
+    assert recipe.read_text() == text  # dry run
+
+
+def test_from_log_wrong_format_and_short_logs_are_refused(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    before = recipe.read_bytes()
+    wrong = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.log"))
+    assert wrong.returncode == cli.EXIT_BAD_LOG and "looks like the megatron format" in wrong.stderr
+    short = tmp_path / "short.log"
+    short.write_text("".join(ln for ln in (FIXTURES / "miles_gemma4_31b.log").open() if "perf 11:" not in ln))
+    gap = remeasure(recipe, "--from-log", str(short))
+    assert gap.returncode == cli.EXIT_BAD_LOG and "lacks steps" in gap.stderr
+    assert recipe.read_bytes() == before
+
+
+def launch_recipe(tmp_path: Path, fmt: str = "miles", extra: str = "") -> Path:
+    return registry(tmp_path, run=fixture_run(fmt, extra))
+
+
+def test_launch_success_writes_result_and_keeps_every_other_byte(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path)
+    before = recipe.read_text()
+    done = remeasure(recipe, "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["tokens_per_s_per_gpu"] == pytest.approx(by_hand(fixture_times("miles"))["tokens_per_s_per_gpu"])
+    assert report["source"] == "launch" and report["wrote"]
+    after = recipe.read_text()
+    assert outside_result(after) == outside_result(before)
+    assert "  tokens_per_s_per_gpu: 1177.1\n" in after
+    logs = list((tmp_path / ".openrecipes-runs").rglob("run1.log"))
+    assert len(logs) == 1 and "perf/step_time" in logs[0].read_text()
+    ev = json.loads(recipe.with_name(recipe.stem + ".evidence.json").read_text())
+    assert ev["command"].endswith("run.sh") and ev["environment"]["python"] and ev["log_tail"][-1] == "training done"
+    assert "python3 fixture_trainer.py" in done.stderr  # the exact command and script were shown
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "message"),
+    [
+        ("--mode crash", cli.EXIT_RUN_FAILED, "the run failed (exit status 1)"),
+        ("--mode nan", cli.EXIT_BAD_LOG, "the loss at step 9 is nan"),
+        ("--mode short", cli.EXIT_BAD_LOG, "too few steps"),
+    ],
+)
+def test_failed_runs_write_nothing(tmp_path: Path, extra: str, code: int, message: str) -> None:
+    recipe = launch_recipe(tmp_path, extra=extra)
+    before = recipe.read_bytes()
+    done = remeasure(recipe, "--yes")
+    assert done.returncode == code, done.stderr
+    assert message in done.stderr and "nothing written" in done.stderr
+    assert recipe.read_bytes() == before
+    assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
+
+
+def test_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    recipe = launch_recipe(tmp_path, extra=f"--mode hang --pid-file {pids}")
+    before = recipe.read_bytes()
+    t0 = time.monotonic()
+    done = remeasure(recipe, "--yes", "--timeout", "2")
+    assert done.returncode == cli.EXIT_RUN_FAILED and "--timeout 2 s" in done.stderr
+    assert time.monotonic() - t0 < 20
+    found = [int(p) for p in pids.read_text().split()]
+    assert len(found) == 2  # the trainer and the child it started
+    assert not any(_alive(p) for p in found)
+    assert recipe.read_bytes() == before
+
+
+def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    recipe = launch_recipe(tmp_path, extra=f"--mode hang --pid-file {pids}")
+    before = recipe.read_bytes()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runner", "remeasure", str(recipe), "--workdir", str(HERE), "--yes"],
+        cwd=ROOT, env=dict(os.environ) | H100_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (pids.exists() and len(pids.read_text().split()) == 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # to the runner only, as a terminal's Ctrl-C would reach it
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == cli.EXIT_INTERRUPTED, err
+    assert "interrupted" in err and "nothing written" in err
+    assert not any(_alive(int(p)) for p in pids.read_text().split())
+    assert recipe.read_bytes() == before
+
+
+def test_regression_is_refused_then_accepted(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path, extra="--scale 1.25")
+    before = recipe.read_bytes()
+    refused = remeasure(recipe, "--yes")
+    assert refused.returncode == cli.EXIT_CHANGE
+    assert "a regression, outside the tolerance of +/-6.57%" in refused.stdout + refused.stderr
+    assert recipe.read_bytes() == before
+    accepted = remeasure(recipe, "--yes", "--accept-change", "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    report = json.loads(accepted.stdout)
+    assert report["change_percent"] == pytest.approx(-20.1, abs=0.1)
+    assert f"  tokens_per_s_per_gpu: {report['tokens_per_s_per_gpu']:.1f}\n" in recipe.read_text()
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path)
+    before = recipe.read_bytes()
+    done = remeasure(recipe, "--yes", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "-  tokens_per_s_per_gpu: 1178.1\n+  tokens_per_s_per_gpu: 1177.1" in done.stdout
+    assert recipe.read_bytes() == before
+    assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
+
+
+def test_runs_takes_the_median_run(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path)
+    done = remeasure(recipe, "--yes", "--runs", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["runs"] == 3 and len(report["runs_tokens_per_s_per_gpu"]) == 3
+    assert report["runs_cv_percent"] == pytest.approx(0.0, abs=1e-9)  # the fixture repeats itself exactly
+    assert "  runs: 3\n" in recipe.read_text()
+
+
+def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path, extra="--sleep 0.15")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "runner", "remeasure", str(recipe), "--workdir", str(HERE), "--yes"],
+        cwd=ROOT, env=dict(os.environ) | H100_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not list((tmp_path / ".openrecipes-runs").rglob("run1.log")):
+        time.sleep(0.05)
+    second = remeasure(recipe, "--yes")
+    assert second.returncode == cli.EXIT_LOCKED
+    assert "another remeasure of this recipe is running (pid " in second.stderr
+    first.communicate(timeout=30)
+    assert first.returncode == 0
+
+
+def test_preflight_refusals(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)  # the real reference run script
+    before = recipe.read_bytes()
+    env = {k: "" for k in ("HF_CKPT", "SFT_DATA")}
+    unset = remeasure(recipe, "--yes", env=env)
+    assert unset.returncode == cli.EXIT_PREFLIGHT
+    assert "uses $HF_CKPT, $SFT_DATA, which are not set here" in unset.stderr
+    entry = remeasure(recipe, "--yes", env={"HF_CKPT": "/ckpt", "SFT_DATA": "/data"})
+    assert entry.returncode == cli.EXIT_PREFLIGHT
+    assert "miles/utils/external_utils/model_args_utils.py (no such file" in entry.stderr
+    wrong = remeasure(recipe, "--yes", env={"OPENRECIPES_GPUS": "8xNVIDIA H200"})
+    assert wrong.returncode == cli.EXIT_PREFLIGHT
+    assert "is a recipe for H100, but this machine has 8 x H200" in wrong.stderr and "--as-new" in wrong.stderr
+    few = remeasure(recipe, "--yes", env={"OPENRECIPES_GPUS": "4xNVIDIA H100 80GB HBM3"})
+    assert few.returncode == cli.EXIT_PREFLIGHT and "needs 8 x H100 on this node, but 4 are visible" in few.stderr
+    unknown = remeasure(recipe, "--yes", env={"OPENRECIPES_GPUS": "8xNVIDIA L4"})
+    assert unknown.returncode == cli.EXIT_PREFLIGHT and "not in catalog/gpus.yaml" in unknown.stderr
+    assert recipe.read_bytes() == before
+
+
+def test_no_terminal_and_no_yes_declines(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path)
+    done = remeasure(recipe)
+    assert done.returncode == cli.EXIT_DECLINED and "pass --yes" in done.stderr
+
+
+def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path)
+    before = recipe.read_bytes()
+    done = remeasure(recipe, "--yes", "--as-new", "fixture-on-h200", env={"OPENRECIPES_GPUS": "8xNVIDIA H200"})
+    assert done.returncode == 0, done.stderr
+    new = tmp_path / "recipes/gemma-4-31b/h200/fixture-on-h200.yaml"
+    text = new.read_text()
+    assert text.startswith("# recipes/gemma-4-31b/h200/fixture-on-h200.yaml\n")
+    assert "\n  type: H200\n  memory_gb: 141\n" in text and "\n  instance: null\n" in text
+    assert "\nstatus: measured\n" in text
+    assert recipe.read_bytes() == before
+    from generator.load import load_recipe
+
+    loaded = load_recipe(new)
+    # No H200 instance in the catalog: no price, so no $ per 1M tokens; MFU against the H200's peak.
+    assert loaded.recipe.gpu.type == "H200" and loaded.recipe.result.usd_per_million_tokens is None
+    assert loaded.recipe.result.mfu == pytest.approx(6 * N * loaded.recipe.result.tokens_per_s_per_gpu / 989.0e12, abs=1e-4)
+    assert 0 < loaded.recipe.result.gpu_hours < 0.01
