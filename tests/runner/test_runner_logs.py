@@ -58,7 +58,7 @@ def test_megatron_interval_lines_expand_to_each_step() -> None:
 
 
 def test_megatron_fixture() -> None:
-    log = parse_file(FIXTURES / "megatron_20_steps.log", "megatron")
+    log = parse_file(FIXTURES / "megatron_20_steps.txt", "megatron")
     assert len(log.steps) == 20 and log.total_steps == 20 and log.global_batch == 128
     assert log.steps[0].time_s == pytest.approx(333.9) and log.steps[0].loss == pytest.approx(2.27793)
     assert log.nccl_version == "2.28.9"
@@ -74,7 +74,7 @@ def test_miles_perf_and_step_lines_pair_by_rollout() -> None:
 
 
 def test_miles_fixture() -> None:
-    log = parse_file(FIXTURES / "miles_gemma4_31b.log", "miles")
+    log = parse_file(FIXTURES / "miles_gemma4_31b.txt", "miles")
     assert len(log.steps) == 20
     assert all(s.tokens == 128 * 8192 for s in log.steps)
     assert log.steps[5].loss == pytest.approx(2.164164)
@@ -103,7 +103,7 @@ def test_sniff() -> None:
 
 def test_wrong_format_names_the_right_one(tmp_path) -> None:
     with pytest.raises(LogError, match="looks like the miles format"):
-        parse_file(FIXTURES / "miles_gemma4_31b.log", "megatron")
+        parse_file(FIXTURES / "miles_gemma4_31b.txt", "megatron")
     empty = tmp_path / "empty.log"
     empty.write_text("nothing here\n")
     with pytest.raises(LogError, match="no training step lines of any known format"):

@@ -64,7 +64,7 @@ def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_di
     recipe = registry(tmp_path)
     before = recipe.read_text()
     assert before == REFERENCE.read_text()
-    done = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.log"), "--json")
+    done = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.txt"), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     hand = by_hand(fixture_times("miles"))
@@ -92,7 +92,7 @@ def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_di
                                inputs["row_tokens"], inputs["gpu_count"])
     assert round(tps, 1) == ev["result"]["tokens_per_s_per_gpu"]
     # A second re-measurement moves the first into history.
-    again = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.log"))
+    again = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.txt"))
     assert again.returncode == 0, again.stderr
     ev2 = json.loads(recipe.with_name("attune-tp2-pp4-split13.evidence.json").read_text())
     assert [h["source"] for h in ev2["history"]] == ["recipe", "evidence"]
@@ -106,7 +106,7 @@ def test_from_log_megatron_gives_the_hand_figures(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     text = recipe.read_text().replace("  framework: miles 0.1.0", "  framework: Megatron-LM 0.16.0", 1)
     recipe.write_text(text)
-    done = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.log"), "--json", "--dry-run")
+    done = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.txt"), "--json", "--dry-run")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     for key, value in by_hand(fixture_times("megatron")).items():
@@ -117,10 +117,10 @@ def test_from_log_megatron_gives_the_hand_figures(tmp_path: Path) -> None:
 def test_from_log_wrong_format_and_short_logs_are_refused(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_bytes()
-    wrong = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.log"))
+    wrong = remeasure(recipe, "--from-log", str(FIXTURES / "megatron_20_steps.txt"))
     assert wrong.returncode == cli.EXIT_BAD_LOG and "looks like the megatron format" in wrong.stderr
     short = tmp_path / "short.log"
-    short.write_text("".join(ln for ln in (FIXTURES / "miles_gemma4_31b.log").open() if "perf 11:" not in ln))
+    short.write_text("".join(ln for ln in (FIXTURES / "miles_gemma4_31b.txt").open() if "perf 11:" not in ln))
     gap = remeasure(recipe, "--from-log", str(short))
     assert gap.returncode == cli.EXIT_BAD_LOG and "lacks steps" in gap.stderr
     assert recipe.read_bytes() == before
