@@ -1,0 +1,205 @@
+"""The built site in Debian's Chromium (Playwright), served on localhost by a real http.server."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from sitehelpers import GOLDEN_CARD, make_registry, mkdocs_build, site_project, synthetic
+from test_site_safety import XSS_ID, xss_recipe
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium "
+                                "(apt-get install chromium; CI's .ci/run installs it)")
+REF = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13/"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    tmp = tmp_path_factory.mktemp("browser")
+    registry = make_registry(tmp / "reg", {
+        "gemma-4-31b/h100/fast-dp2": synthetic(1500.5, count=16, name="fast"),
+        "gemma-4-31b/h200/h200-run": synthetic(900.25, name="h200", gpu="H200"),
+        "gemma-4-31b/h100/slow-run": synthetic(600.75, name="slow"),
+        XSS_ID: xss_recipe(),
+    })
+    result = mkdocs_build(site_project(tmp, registry), tmp / "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(tmp / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(base, timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield base
+    server.terminate()
+    server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():  # noqa: ANN201
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+class Watch:
+    """Console errors, page errors, dialogs and any request that is not to the local server."""
+
+    def __init__(self, base: str) -> None:
+        self.host = urlsplit(base).netloc
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.dialogs: list[str] = []
+
+    def attach(self, context, page) -> None:  # noqa: ANN001
+        def route(r) -> None:  # noqa: ANN001
+            url = urlsplit(r.request.url)
+            if url.scheme in ("http", "https", "ws", "wss") and url.netloc != self.host:
+                self.outside.append(r.request.url)
+                r.abort()
+            else:
+                r.continue_()
+
+        context.route("**/*", route)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def dialog(d) -> None:  # noqa: ANN001
+            self.dialogs.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", dialog)
+
+
+@pytest.fixture
+def page(browser, site):  # noqa: ANN001, ANN201
+    context = browser.new_context(base_url=site)
+    pg = context.new_page()
+    watch = Watch(site)
+    watch.attach(context, pg)
+    pg.watch = watch
+    yield pg
+    context.close()
+    assert watch.errors == [], watch.errors
+    assert watch.outside == [], watch.outside
+    assert watch.dialogs == [], watch.dialogs
+
+
+def test_reference_card_reads_as_card_txt(page) -> None:  # noqa: ANN001
+    page.goto(REF)
+    blocks = page.eval_on_selector_all("#card h1, #card dt, #card dd, #card pre code",
+                                       "els => els.map(e => e.tagName === 'CODE' ? e.innerText : e.innerText.trim())")
+    assert "\n\n".join(b.rstrip("\n") for b in blocks) == GOLDEN_CARD.read_text().rstrip("\n")
+    for value in ("1,178.10", "$1.62", "21.9% (N = 30,696,013,824 active parameters per token)", "2.19%", "5.69"):
+        assert page.get_by_text(value, exact=True).first.is_visible()
+    assert page.locator("#card a", has_text="cite").get_attribute("href") == "https://arxiv.org/abs/2610.17528"
+
+
+def _tokens(page) -> list[float]:  # noqa: ANN001
+    return page.eval_on_selector_all(
+        "#or-recipes tbody tr:not([hidden]) td:nth-child(7)", "els => els.map(e => parseFloat(e.dataset.sort))")
+
+
+def test_sorting_by_tokens_reorders_rows(page) -> None:  # noqa: ANN001
+    page.goto("recipes/")
+    header = page.locator("#or-recipes th", has_text="Tokens/s per GPU")
+    header.click()
+    first = _tokens(page)
+    header.click()
+    second = _tokens(page)
+    assert len(first) == 5 and first != second
+    assert sorted(first) in (first, first[::-1]) and second == first[::-1]
+    page.locator("#or-recipes th", has_text="Recipe").click()
+    names = page.eval_on_selector_all("#or-recipes tbody tr td:first-child", "els => els.map(e => e.innerText)")
+    assert names in (sorted(names), sorted(names, reverse=True)) and _tokens(page) not in (first, second)
+
+
+def test_gpu_filter_narrows_the_table(page) -> None:  # noqa: ANN001
+    page.goto("recipes/")
+    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 5
+    page.select_option("select[data-or-filter=gpu_type]", "H200")
+    rows = page.locator("#or-recipes tbody tr:not([hidden])")
+    assert rows.count() == 1 and rows.first.get_attribute("data-gpu_type") == "H200"
+    assert page.locator("[data-or-count]").inner_text() == "1 of 5 recipes"
+    page.select_option("select[data-or-filter=gpu_type]", "")
+    page.select_option("select[data-or-filter=gpu_count]", "16")
+    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 1
+    page.select_option("select[data-or-filter=gpu_count]", "")
+    page.fill("[data-or-filter-text]", "slow")
+    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 1
+
+
+def test_filters_survive_instant_navigation(page) -> None:  # noqa: ANN001
+    page.goto(REF)
+    page.locator(".md-nav--primary a", has_text="All recipes").first.click()
+    page.wait_for_selector("#or-recipes")
+    page.select_option("select[data-or-filter=gpu_type]", "H200")
+    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 1
+
+
+def test_search_finds_the_recipe(page) -> None:  # noqa: ANN001
+    page.goto("")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    result = page.locator(".md-search-result__link[href*='attune-tp2-pp4-split13']").first
+    # The index loads in a worker: a query typed before it is ready may go unanswered, so type again.
+    for _ in range(30):
+        page.fill("input.md-search__input", "")
+        page.type("input.md-search__input", "attune")
+        try:
+            result.wait_for(timeout=1000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; retried
+            continue
+    assert result.is_visible()
+    assert "Training Gemma-4-31B on H100" in page.locator(".md-search-result").inner_text()
+
+
+def test_copy_button_copies_the_run_command(page, site) -> None:  # noqa: ANN001
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.rstrip("/"))
+    page.goto(REF)
+    page.locator("#card button[data-md-type=copy]").first.click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    run = GOLDEN_CARD.read_text().split("\n\nexport CUDA_DEVICE_MAX_CONNECTIONS=1", 1)[1]
+    assert copied.rstrip("\n") == ("export CUDA_DEVICE_MAX_CONNECTIONS=1" + run).rstrip("\n")
+
+
+def test_model_chart_renders(page) -> None:  # noqa: ANN001
+    page.goto("models/gemma-4-31b/")
+    canvas = page.locator("canvas[data-or-chart]")
+    canvas.wait_for()
+    assert page.evaluate("() => !!Chart.getChart(document.querySelector('canvas[data-or-chart]'))")
+
+
+def test_xss_probe_is_inert_in_the_browser(page) -> None:  # noqa: ANN001
+    page.goto(f"recipes/{XSS_ID}/")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__xss === undefined")
+    assert page.locator("#card h1").inner_text() == "Training Gemma-4-31B on H100"
+    page.goto("recipes/")
+    page.fill("[data-or-filter-text]", "script")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.fill("input.md-search__input", "xss")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__xss === undefined")
