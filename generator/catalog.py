@@ -112,6 +112,10 @@ class ModelCard(_Closed):
     family: str | None = Field(default=None, description="Model family.")
     architecture: Architecture | None = Field(default=None, description="Architecture, where known.")
     active_params: ActiveParamsFact = Field(description="N, active parameters per token.")
+    total_params: int | None = Field(
+        default=None, description="All parameters (for MoE every expert) under active_params' norm convention; "
+        "null: the same as N (dense).", gt=0
+    )
     source: str = Field(description="Where the architecture facts come from.")
     date: Date = Field(description="Date the facts were read (YYYY-MM-DD).")
 

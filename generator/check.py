@@ -19,6 +19,7 @@ from generator.problems import InputError, Problem
 
 RECIPES_DIR = "recipes"
 CACHE_DIR = ".openrecipes-cache"
+PUBLISHED_TFLOPS_TOLERANCE = 0.005  # |recomputed - published| / published allowed for Model TFLOP/s
 
 
 @dataclass
@@ -253,7 +254,7 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
             if rest < 0 or (middle == 0 and rest != 0) or (middle > 0 and (rest % middle or rest // middle == 0)):
                 bad(f"split {lay.layer_split.first}/.../{lay.layer_split.last} over {lay.pp} stages does not "
                     f"sum to {arch.layers} layers with an even, non-empty middle", "layout", "layer_split")
-    elif arch is not None and arch.layers % (lay.pp * lay.vpp):
+    elif arch is not None and lay.pipeline_layout is None and arch.layers % (lay.pp * lay.vpp):
         bad(f"{arch.layers} layers do not divide evenly over pp x vpp = {lay.pp * lay.vpp}", "layout", "pp")
 
     # Parameters
@@ -266,6 +267,14 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
             if n != card.active_params.count:
                 bad(f"the architecture gives {n:,} parameters, the catalog states {card.active_params.count:,}",
                     "model")
+            if card.total_params is not None:
+                total = figures.param_count(arch, card.active_params.includes_norms, total=True)
+                if total != card.total_params:
+                    bad(f"the architecture gives {total:,} parameters in all, the catalog states "
+                        f"{card.total_params:,}", "model")
+        if lay.mtp_layers and arch is not None and not arch.mtp_layers:
+            bad(f"mtp_layers {lay.mtp_layers} but {r.model} has no multi-token-prediction layers", "layout",
+                "mtp_layers")
 
     # Derived figures
     res = r.result
@@ -281,6 +290,19 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
         if not figures.agrees(res.mfu, derived.mfu):
             bad(f"stated {res.mfu} but 6 x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / "
                 f"{derived.peak_flops:.4g} = {derived.mfu:.5f}", "result", "mfu")
+    published = res.published_model_tflops_per_gpu
+    if r.status is Status.reported and published is not None and arch is not None:
+        # Model TFLOP/s per GPU recomputed from the architecture (Megatron's convention); a difference over
+        # 0.5% needs its explanation on the recipe, not a looser bound.
+        ours = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, res.tokens_per_s_per_gpu,
+                                            mtp_layers=lay.mtp_layers)
+        diff = figures.relative_difference(published, ours)
+        if diff > PUBLISHED_TFLOPS_TOLERANCE and res.published_model_tflops_note is None:
+            bad(f"published {published:g} TFLOP/s per GPU but model FLOPs per token "
+                f"{figures.model_flops_per_token(arch, r.workload.row_tokens, lay.mtp_layers):.4g} x "
+                f"{res.tokens_per_s_per_gpu:g} tokens/s = {ours:.1f} ({diff * 100:.2f}% apart, over "
+                f"{PUBLISHED_TFLOPS_TOLERANCE * 100:g}%); explain it in result.published_model_tflops_note",
+                "result", "published_model_tflops_per_gpu")
     if res.window is not None:
         first, last = res.window
         if last < first:

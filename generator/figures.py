@@ -103,23 +103,124 @@ def layer_kinds(arch: Architecture) -> list[str]:
     return [pattern[i % len(pattern)] for i in range(arch.layers)]
 
 
-def param_count(arch: Architecture, include_norms: bool) -> int:
-    """Embeddings plus every linear weight (plus norm gains when include_norms)."""
+def param_count(arch: Architecture, include_norms: bool, total: bool = False) -> int:
+    """Embeddings plus every linear weight (plus norm gains when include_norms).
+
+    For a mixture of experts this is the parameters one token uses (N: routed top-k plus shared experts and
+    the router) unless total, which counts every expert. Multi-token-prediction layers are not counted
+    (DeepSeek-V3's 671B / 37B exclude them)."""
     h = arch.hidden_size
-    total = arch.vocab_size * h * (1 if arch.tied_embeddings else 2)
-    ffn = (3 if arch.gated_ffn else 2) * h * arch.ffn_hidden_size
-    for kind_name in layer_kinds(arch):
+    total_params = arch.vocab_size * h * (1 if arch.tied_embeddings else 2)
+    gate = 3 if arch.gated_ffn else 2
+    dense_ffn = gate * h * arch.ffn_hidden_size
+    moe = arch.moe
+    for index, kind_name in enumerate(layer_kinds(arch)):
         kind = arch.attention[kind_name]
-        q = arch.attention_heads * kind.head_dim
-        kv = kind.kv_heads * kind.head_dim
-        attn = h * q + h * kv * (1 if kind.shared_kv else 2) + q * h
-        norms = 2 * h + (2 * kind.head_dim if arch.qk_norm else 0)
-        total += attn + ffn + (norms if include_norms else 0)
-        if arch.linear_bias:
-            total += q + kv * (1 if kind.shared_kv else 2) + h + (arch.ffn_hidden_size * (2 if arch.gated_ffn else 1)) + h
+        if arch.mla is not None:
+            attn, norms = _mla_params(arch), 2 * h
+        else:
+            q = arch.attention_heads * kind.head_dim
+            kv = kind.kv_heads * kind.head_dim
+            attn = h * q + h * kv * (1 if kind.shared_kv else 2) + q * h
+            norms = 2 * h + (2 * kind.head_dim if arch.qk_norm else 0)
+            if arch.linear_bias:
+                attn += q + kv * (1 if kind.shared_kv else 2) + h
+        if arch.attention_sinks:
+            attn += arch.attention_heads
+        if moe is None or index < moe.dense_layers:
+            ffn = dense_ffn
+            if arch.linear_bias:
+                ffn += arch.ffn_hidden_size * (2 if arch.gated_ffn else 1) + h
+        else:
+            experts = moe.experts if total else moe.top_k
+            expert = gate * h * moe.ffn_hidden_size
+            if arch.linear_bias:
+                expert += moe.ffn_hidden_size * (2 if arch.gated_ffn else 1) + h
+            ffn = experts * expert + gate * h * moe.shared_ffn_hidden_size
+            ffn += h * moe.experts + (moe.experts if moe.router_bias else 0)
+        total_params += attn + ffn + (norms if include_norms else 0)
     if include_norms:
-        total += h
-    return total
+        total_params += h
+    return total_params
+
+
+def _mla_params(arch: Architecture) -> int:
+    """Linear weights of one multi-latent attention layer, with its latent norms (DeepSeek-V3)."""
+    h, heads, mla = arch.hidden_size, arch.attention_heads, arch.mla
+    assert mla is not None
+    qk = mla.qk_head_dim + mla.qk_rope_head_dim
+    if mla.q_lora_rank is None:
+        q = h * heads * qk
+    else:
+        q = h * mla.q_lora_rank + mla.q_lora_rank * heads * qk
+    kv = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank * heads * (mla.qk_head_dim + mla.v_head_dim)
+    return q + kv + heads * mla.v_head_dim * h
+
+
+# --- model FLOPs per token (Megatron's convention) -------------------------------------------------------
+
+
+def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None,
+                          sliding_windows: bool = True, gated_experts: bool | None = None) -> float:
+    """Training FLOPs per token as Megatron counts them (megatron/training/training.py,
+    num_floating_point_operations): 3 passes (forward, and backward at twice the forward) x 2 FLOPs per
+    multiply-add over every matrix product: QKV and output projections (GQA: kv_heads), causal core
+    attention at half the full s x s products, the (SwiGLU: three-matrix) FFN, for MoE the top-k routed
+    plus the shared experts, the logits, and each multi-token-prediction layer (a full decoder layer, its
+    2h x h projection and a second logits). Norms, softmax, the router and RoPE are not counted.
+
+    mtp_layers overrides the model's (0: trained without MTP). A sliding-window layer's core attention
+    counts each query against min(position, window) keys (sliding_windows=False counts it as global, as
+    Megatron's formula does when it ignores the window). gated_experts=False counts the experts' FFN as two
+    matrices (null: as the model's gated_ffn says)."""
+    h = arch.hidden_size
+    mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
+    gate = 3 if arch.gated_ffn else 2
+    moe = arch.moe
+    macs = 0.0  # multiply-adds per token of the forward pass
+    kinds = layer_kinds(arch)
+    # MTP layers are full decoder layers (MoE where the model is), after the last one.
+    for index in range(arch.layers + mtp):
+        kind = arch.attention[kinds[index % len(kinds)] if index < arch.layers else kinds[-1]]
+        keys = _attended_keys(seq_len, kind.window if sliding_windows else None)
+        if arch.mla is not None:
+            mla = arch.mla
+            macs += _mla_params(arch)
+            macs += keys * arch.attention_heads * (mla.qk_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)
+        else:
+            q = arch.attention_heads * kind.head_dim
+            kv = kind.kv_heads * kind.head_dim
+            macs += h * q + h * kv * (1 if kind.shared_kv else 2) + q * h
+            macs += 2 * q * keys  # QK^T and attention x V
+        if moe is None or index < moe.dense_layers:
+            macs += gate * h * arch.ffn_hidden_size
+        else:
+            expert_gate = gate if gated_experts is None else (3 if gated_experts else 2)
+            macs += h * (expert_gate * moe.top_k * moe.ffn_hidden_size + gate * moe.shared_ffn_hidden_size)
+    macs += mtp * 2 * h * h  # each MTP layer's projection of [embedding; hidden] back to h
+    macs += (1 + mtp) * h * arch.vocab_size  # logits, once more per MTP layer
+    return 6.0 * macs
+
+
+def _attended_keys(seq_len: int, window: int | None) -> float:
+    """Keys a query attends to on average under a causal mask, Megatron's way: s / 2 for global attention;
+    with a sliding window w < s, the mean of min(i + 1, w) over positions i."""
+    if window is None or window >= seq_len:
+        return seq_len / 2
+    return (window * (window + 1) / 2 + (seq_len - window) * window) / seq_len
+
+
+def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float,
+                         mtp_layers: int | None = None, sliding_windows: bool = True,
+                         gated_experts: bool | None = None) -> float:
+    """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12."""
+    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts)
+    return flops * tokens_per_s_per_gpu / 1e12
+
+
+def relative_difference(stated: float, computed: float) -> float:
+    """|computed - stated| / stated."""
+    return abs(computed - stated) / stated
 
 
 # --- figures of a recipe ---------------------------------------------------------------------------------

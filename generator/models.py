@@ -217,6 +217,15 @@ class Layout(_Closed):
     recompute: Recompute = Field(description="Activation recompute.")
     offload: Offload | None = Field(default=None, description="CPU offload of the optimizer.")
     dispatcher: Dispatcher | None = Field(strict=False, default=None, description="MoE token dispatcher (null: dense model).")
+    mtp_layers: int | None = Field(
+        default=None, description="Multi-token-prediction layers trained, in layers (null: the model's own count; "
+        "0: trained without MTP).", ge=0
+    )
+    pipeline_layout: str | None = Field(
+        default=None, description="How decoder layers are placed on pipeline stages when neither an even split nor "
+        "layer_split describes it (e.g. Megatron's pipeline_model_parallel_layout); the even-split rule is then "
+        "not applied.", min_length=1
+    )
 
 
 class ActiveParams(_Closed):
@@ -264,6 +273,11 @@ class Result(_Closed):
     gpu_hours_note: str | None = Field(default=None, description="What the GPU-hours count.")
     published_model_tflops_per_gpu: float | None = _finite(
         default=None, description="Model TFLOP/s per GPU as the publication states it, in TFLOP/s.", gt=0
+    )
+    published_model_tflops_note: str | None = Field(
+        default=None, description="Why the published Model TFLOP/s per GPU differs by more than 0.5% from the "
+        "registry's (model FLOPs per token x tokens/s per GPU, Megatron's convention): the convention or error "
+        "found. Without it, check flags the difference.", min_length=1
     )
 
 

@@ -1,0 +1,240 @@
+"""Imported rows -> `reported` recipe files under recipes/<model>/<gpu>/ (atomic, idempotent)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import figures
+from generator.catalog import Architecture, Catalog
+from generator.check import PUBLISHED_TFLOPS_TOLERANCE as TOLERANCE
+from generator.importers.megatron_bridge import SYSTEMS, Row
+from generator.models import Recipe
+
+AUTHOR = "NVIDIA Megatron-Bridge"
+AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Megatron-Bridge"
+
+PRECISION_TEXT = {"bf16": "BF16", "fp8-cs": "FP8 with per-tensor current scaling", "fp8-mx": "MXFP8 (32-element blocks)",
+                  "fp8-ds": "FP8 with DeepSeek-style blockwise scaling (128x128 weights, 1x128 activations)",
+                  "nvfp4": "NVFP4", "fp16": "FP16", "fp32": "FP32"}
+
+
+def _instance_for(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
+    """A catalog instance with this GPU and node size gives the $/1M figure; none: null."""
+    for name, inst in sorted(catalog.instances.items()):
+        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
+            return name
+    return None
+
+
+def pipeline_placement(arch: Architecture | None, pp: int, vp: int) -> tuple[dict[str, int] | None, str | None]:
+    """(layer_split, pipeline_layout) for PP x VP, neither stated by the publication. Even when the layers divide;
+    else Megatron's embedding/loss accounting (each takes one layer's place) when L + 2 divides; else unknown."""
+    if arch is None or pp == 1:
+        return None, None
+    stages = pp * vp
+    layers = arch.layers
+    if layers % stages == 0:
+        return None, None
+    if (layers + 2) % stages == 0:
+        chunk = (layers + 2) // stages
+        edge = chunk * vp - 1
+        return ({"first": edge, "last": edge},
+                f"account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split: the embedding and "
+                f"the loss each take one layer's place, {chunk} layers per virtual stage, one fewer on the first and "
+                f"the last (inferred: {layers} + 2 divides over PP x VP = {stages}; the publication does not state "
+                f"the split)")
+    return None, (f"custom, not stated by the publication: {layers} layers divide neither evenly nor with the "
+                  f"embedding and loss counted over PP x VP = {stages} (Megatron-Bridge sets "
+                  f"pipeline_model_parallel_layout for this model)")
+
+
+def flops_figures(row: Row, arch: Architecture) -> tuple[float, float]:
+    """(registry Model TFLOP/s per GPU, relative difference from the published figure)."""
+    ours = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers)
+    return ours, figures.relative_difference(row.tflops, ours)
+
+
+def explain_flops(row: Row, arch: Architecture, ours: float) -> str | None:
+    """The convention that reproduces a published figure the registry's does not (None: none found)."""
+    if arch.moe is not None and arch.gated_ffn:
+        alt = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers,
+                                           sliding_windows=False, gated_experts=False)
+        if figures.relative_difference(row.tflops, alt) <= TOLERANCE:
+            windows = any(k.window for k in arch.attention.values())
+            return (f"The publication's {row.tflops:g} TFLOP/s is reproduced ({alt:.1f}) by counting each routed "
+                    f"expert's FFN as two matrices (a non-gated MLP) although {row.model}'s experts are gated (three "
+                    "matrices)"
+                    + (", and every layer's core attention as full causal attention, ignoring the 128-token window "
+                       "of half the layers" if windows else "")
+                    + ". The registry counts the gated experts" + (" and the window" if windows else "")
+                    + f": {ours:.1f} TFLOP/s. The publication's count matches the older FLOPs formula of "
+                    "Megatron-LM (gated factor 3/2 only under --swiglu) and NeMo (only when activation_func is "
+                    "F.silu), with no sliding-window term; GPT-OSS's gated activation is neither. Megatron-Bridge's "
+                    "later flop_utils (commit 0494433) tests gated_linear_unit and counts window_size, giving "
+                    "about the registry's figure.")
+    return None
+
+
+def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> dict[str, Any]:
+    gpu_type, per_node = SYSTEMS[row.system]
+    gpu = catalog.gpus[gpu_type]
+    card = catalog.models[row.model]
+    arch = card.architecture
+    vp = row.vp or 1
+    ep = row.ep or 1
+    split, placement = pipeline_placement(arch, row.pp, vp)
+    instance = _instance_for(catalog, gpu_type, per_node)
+    fsdp = bool(row.fsdp)
+    label = f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{row.cp}" + \
+        (f" EP{ep}" if ep > 1 else "") + f" DP{row.dp}" + (" FSDP" if fsdp else "")
+    notes: list[str] = [
+        f"Reported by NVIDIA in Megatron-Bridge's performance summary, NeMo {row.release} container, "
+        f"{row.section or 'pre-training'}, {row.system}, line {row.line} of the document"
+        + (" (the second configuration of the row: its parenthesised figures)" if row.variant else "") + ".",
+        "Not re-measured here. Settings the publication does not state are not invented: recompute is recorded as "
+        "none, sequence parallelism as on when TP > 1, the MoE dispatcher as unset, and the data as the "
+        "performance scripts' default mock data.",
+    ]
+    if row.precision_inferred:
+        notes.append(f"The {row.release} table has no Precision column; {PRECISION_TEXT[row.precision]} is inferred "
+                     "from its footnote (plain figures FP8, parenthesised figures a finer quantization granularity: "
+                     "32x32 on GB200 and B200, 128x128 / 1x128 on H100).")
+    if row.qualifier:
+        notes.append(f"The publication qualifies the model as \"{row.model_text} ({row.qualifier})\"."
+                     + (" Trained without the multi-token-prediction layer: its FLOPs are not counted."
+                        if row.mtp_layers == 0 else "")
+                     + (" Tokens may be dropped at expert capacity (the table's token-drop runs)."
+                        if row.qualifier == "tokendrop" else ""))
+    if row.fsdp is not None and row.fsdp > 1:
+        notes.append(f"FSDP {row.fsdp}: FSDP with a sharding group of {row.fsdp} GPUs.")
+    if row.ga is not None and row.ga * row.mbs * row.dp != row.gbs:
+        notes.append(f"The published GA {row.ga} disagrees with GBS / (MBS x DP) = {row.gbs} / ({row.mbs} x "
+                     f"{row.dp}); recorded as published.")
+    if placement:
+        notes.append(f"Pipeline placement: {placement}.")
+    if gpu_type == "H100" and instance:
+        notes.append(f"$/1M tokens prices the DGX-H100 throughput at the {instance} on-demand price (8 H100 per node).")
+    result: dict[str, Any] = {
+        "tokens_per_s_per_gpu": row.tokens,
+        "usd_per_million_tokens": None,
+        "mfu": None,
+        "mfu_note": None,
+        "active_params": {"count": card.active_params.count, "source": card.active_params.source.split(" ")[0],
+                          "revision": card.revision},
+        "published_model_tflops_per_gpu": row.tflops,
+    }
+    if arch is not None:
+        ours, diff = flops_figures(row, arch)
+        if diff > TOLERANCE:
+            # Only a found explanation is written: an unexplained difference stays for check to flag.
+            why = explain_flops(row, arch, ours)
+            if why:
+                result["published_model_tflops_note"] = why
+    recipe: dict[str, Any] = {
+        "schema_version": 1,
+        "model": row.model,
+        "gpu": {"type": gpu_type, "memory_gb": gpu.memory_gb, "count": row.gpus, "per_node": per_node,
+                "instance": instance},
+        "author": {"name": AUTHOR, "url": AUTHOR_URL},
+        "status": "reported",
+        "stack": {"framework": f"megatron-bridge (NeMo {row.release} container)",
+                  "megatron_bridge": f"as shipped in the NeMo {row.release} container",
+                  "source": f"the publication's release section (NeMo {row.release} container)"},
+        "workload": {"row_tokens": row.seq, "rows": "mock data (the publication does not state the data)",
+                     "global_batch": row.gbs, "precision": row.precision},
+        "layout": {
+            "label": label,
+            "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch "
+                       f"{row.gbs} x {row.seq} tokens, {PRECISION_TEXT[row.precision]}"
+                       + (f", gradient accumulation {row.ga}" if row.ga else "") + "; as published.",
+            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": row.cp, "ep": ep, "etp": 1, "dp": row.dp,
+            "fsdp": fsdp, "gradient_accumulation": row.ga, "sequence_parallel": row.tp > 1,
+            "layer_split": split, "rows_per_microbatch": row.mbs,
+            "recompute": {"granularity": "none", "method": None, "num_layers": None},
+            "dispatcher": None, "mtp_layers": row.mtp_layers, "pipeline_layout": placement,
+        },
+        "result": result,
+        "publication": {"url": source_url, "commit": commit, "release": row.release, "line": row.line,
+                        "system": row.system},
+        "run": _run(row, source_url),
+        "notes": "\n\n".join(notes) + "\n",
+    }
+    # $/1M and MFU are the figures module's, on the validated recipe (the precision's peak for reported rows).
+    derived = figures.derive(Recipe.model_validate(_for_validation(recipe)), catalog)
+    if derived.usd_per_million_tokens is not None:
+        result["usd_per_million_tokens"] = round(derived.usd_per_million_tokens, 4)
+    if derived.mfu is not None:
+        result["mfu"] = round(derived.mfu, 4)
+    return recipe
+
+
+def _for_validation(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The recipe as the strict loader would see it (enums and dates as text are accepted there)."""
+    return yaml.safe_load(yaml.safe_dump(recipe))
+
+
+def _run(row: Row, source_url: str) -> str:
+    settings = (f"model {row.model_text}, {row.gpus} GPUs ({row.system}), precision {row.cells.get('precision', row.precision)}, "
+                f"GBS {row.gbs}, MBS {row.mbs}, sequence {row.seq}, FSDP {row.fsdp if row.fsdp is not None else 'n/a'}, "
+                f"TP {row.tp}, PP {row.pp}, CP {row.cp}, VP {row.vp or 'n/a'}, EP {row.ep or 'n/a'}, "
+                f"GA {row.ga or 'n/a'}")
+    return (f"# Not published as a command line. NVIDIA ran this row with Megatron-Bridge's performance recipes\n"
+            f"# (scripts/performance in the repository) in the NeMo {row.release} container; the row states:\n"
+            f"# {settings}.\n# Source: {source_url} (line {row.line}).\n"
+            "echo 'reported recipe: no published command line' >&2\nexit 1\n")
+
+
+@dataclass
+class WriteReport:
+    created: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+
+
+HEADER = "# Imported by `python -m generator import megatron-bridge`; re-importing the source updates this file.\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Scripts and notes read best as literal blocks.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def render(recipe: dict[str, Any]) -> str:
+    return HEADER + yaml.dump(recipe, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)
+
+
+def target(root: Path, catalog: Catalog, row: Row) -> Path:
+    gpu_type, _ = SYSTEMS[row.system]
+    return root / "recipes" / catalog.model_slugs[row.model] / gpu_type.lower() / f"{row.key()}.yaml"
+
+
+def write(root: Path, catalog: Catalog, rows: list[tuple[Row, dict[str, Any]]], dry_run: bool) -> WriteReport:
+    report = WriteReport()
+    for row, recipe in rows:
+        path = target(root, catalog, row)
+        text = render(recipe)
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        if old == text:
+            report.unchanged.append(path)
+            continue
+        (report.updated if old is not None else report.created).append(path)
+        if dry_run:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return report
