@@ -458,6 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--dry-run", action="store_true", help="with --write: print the diff, write nothing")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
     c.set_defaults(func=convergence)
+    try:  # the bundled engine's `train` (runner/engine, its own module; light to import)
+        from runner.engine.cli import add_parser as add_train
+    except ImportError:
+        pass
+    else:
+        add_train(sub)
     return top
 
 

@@ -80,9 +80,10 @@ def run_script(
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=out,
-        disable=not progress or not out.is_terminal,
+        disable=not (progress and out.is_terminal),
         transient=True,
     )
+    live = progress and out.is_terminal  # rich's print is ~100 us a line: only when the bar is drawn
     p = parser(fmt, str(log_path))
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -121,8 +122,11 @@ def run_script(
                 number += 1
                 line = raw.decode("utf-8", errors="replace").rstrip("\n")
                 log.write(line + "\n")
-                log.flush()
-                bar.console.print(line)
+                log.flush()  # the log is whole up to the last line even if the runner dies
+                if live:
+                    bar.console.print(line)
+                else:
+                    console.write(line + "\n")
                 for step in p.feed(line, number):
                     window_time += step.time_s
                     rate = tokens_per_step / step.time_s / gpu_count if step.time_s > 0 else 0.0

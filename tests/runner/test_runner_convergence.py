@@ -1,0 +1,78 @@
+"""`python -m runner convergence`: Megatron-Bridge validate_convergence's thresholds, and --write."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from runner_support import FIXTURES, registry, runner
+
+from runner.convergence import compare, tolerance
+from runner.logs import format_engine_step
+
+
+def series(scale: float = 1.0, shift: float = 0.0, wiggle: float = 0.0, n: int = 20, base: float = 2.3) -> dict[int, float]:
+    return {i: (base * math.exp(-0.02 * i) + wiggle * math.sin(i * 2.1)) * scale + shift for i in range(n)}
+
+
+def write_log(path: Path, losses: dict[int, float]) -> Path:
+    path.write_text("".join(format_engine_step(i, len(losses), 1.0, v, 8) + "\n" for i, v in losses.items()))
+    return path
+
+
+def test_tolerance_bands() -> None:
+    assert tolerance(2.5) == 0.10 and tolerance(2.0) == 0.05 and tolerance(0.5) == 0.05 and tolerance(0.49) == 0.02
+
+
+def test_identical_curves_pass() -> None:
+    c = compare(series(), series())
+    assert c.passed and c.correlation == pytest.approx(1.0) and c.pointwise_failures == 0 and c.final_loss_difference == 0
+
+
+def test_final_loss_beyond_three_percent_fails_even_when_pointwise_passes() -> None:
+    c = compare(series(scale=1.04), series())
+    assert c.pointwise_failures == 0  # 4% is inside the 10% band above loss 2 and the 5% band below it
+    assert not c.passed and c.reasons == ["final loss differs by 4.00% (> 3%)"]
+
+
+def test_uncorrelated_curves_fail() -> None:
+    flat = {i: 2.0 + 0.05 * ((-1) ** i) for i in range(20)}
+    c = compare(flat, series(base=2.0))
+    assert not c.passed and any("correlation" in r for r in c.reasons)
+
+
+def test_more_than_ten_percent_pointwise_failures_fail() -> None:
+    ref = series(base=0.4)  # below 0.5: a 2% band
+    cand = dict(ref)
+    for i in (2, 5, 8):  # 3 of 20 points, 15%, off by 5%
+        cand[i] = ref[i] * 1.05
+    c = compare(cand, ref)
+    assert c.pointwise_failures == 3 and any("3 of 20 points" in r for r in c.reasons)
+
+
+def test_cli_json_and_write_touch_only_convergence(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    before = recipe.read_text()
+    cand = write_log(tmp_path / "cand.txt", series(scale=1.002))
+    done = runner("convergence", str(cand), str(FIXTURES / "engine_20_steps.txt"), "--json")
+    assert done.returncode == 1  # the fixture's curve is another curve
+    ref = write_log(tmp_path / "ref.txt", series())
+    done = runner("convergence", str(cand), str(ref), "--write", str(recipe), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["result"] == "pass" and report["steps"] == 20
+    after = recipe.read_text()
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert [a.split(":")[0] for a, _ in changed] == ["    correlation", "    final_loss_difference"]
+    assert f"    final_loss_difference: {report['final_loss_difference']:.4f}" in after
+
+
+def test_cli_reads_evidence_files(tmp_path: Path) -> None:
+    ev = tmp_path / "x.evidence.json"
+    ev.write_text(json.dumps({"steps": [{"step": i, "time_s": 1.0, "loss": v} for i, v in series().items()]}))
+    done = runner("convergence", str(ev), str(write_log(tmp_path / "r.txt", series())))
+    assert done.returncode == 0 and "pass" in done.stdout
+    bad = runner("convergence", str(tmp_path / "missing.txt"), str(ev))
+    assert bad.returncode == 5 and "cannot read the log" in bad.stderr

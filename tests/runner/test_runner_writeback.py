@@ -1,0 +1,58 @@
+"""The scalar splice: only the named values change; quoting, comments and layout stay."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from runner_support import REFERENCE
+
+from runner.writeback import WriteError, render, result_changes, rounded, splice
+
+TEXT = """# a comment that stays
+result:
+  tokens_per_s_per_gpu: 1178.1  # stated to 0.1
+  mfu: 0.2194
+  measured: '2026-10-20'
+  window:
+  - 5
+  - 19
+  note: a long plain scalar that runs on
+    to a second line
+tail: [1, 2]
+"""
+
+
+def test_only_the_named_scalars_change_and_quotes_and_comments_stay() -> None:
+    out = splice(TEXT, {("result", "tokens_per_s_per_gpu"): "1200.5", ("result", "measured"): "2026-12-02",
+                        ("result", "window"): "[4, 18]"})
+    assert out == TEXT.replace("1178.1  #", "1200.5  #").replace("'2026-10-20'", "'2026-12-02'").replace(
+        "  - 5\n  - 19", "  - 4\n  - 18")
+
+
+def test_missing_result_keys_are_inserted_in_model_order() -> None:
+    out = splice(TEXT, {("result", "step_time_cv_percent"): "2.19"})
+    assert "  tokens_per_s_per_gpu: 1178.1  # stated to 0.1\n  step_time_cv_percent: 2.19\n  mfu: 0.2194\n" in out
+
+
+def test_a_sequence_of_another_length_is_refused() -> None:
+    with pytest.raises(WriteError, match="different length"):
+        splice(TEXT, {("result", "window"): "[1, 2, 3]"})
+
+
+def test_precision_and_rendering() -> None:
+    assert render("tokens_per_s_per_gpu", 1177.0739) == "1177.1"
+    assert render("usd_per_million_tokens", 1.6236) == "1.62"
+    assert render("mfu", 0.21920007) == "0.2192"
+    assert render("step_time_cv_percent", 2.2204) == "2.22"
+    assert render("gpu_hours", 0.000221) == "0.00022"  # a seconds-long run keeps two significant digits
+    assert rounded("gpu_hours", 0.000221) == 0.00022
+    assert render("measured", dt.date(2026, 12, 2)) == "2026-12-02"
+    assert render("window", [5, 19]) == "[5, 19]" and render("mfu", None) == "null"
+
+
+def test_reference_recipe_round_trip_with_no_change_is_byte_exact() -> None:
+    text = REFERENCE.read_text()
+    same = result_changes({"tokens_per_s_per_gpu": 1178.1, "mfu": 0.2194, "window": [5, 19], "runs": 1,
+                           "measured": dt.date(2026, 10, 20)})
+    assert splice(text, same) == text
