@@ -2,10 +2,16 @@
 
     .venv/bin/python benchmarks/runner_overhead.py [--steps 100000]
 
+    .venv/bin/python benchmarks/runner_overhead.py --gpu [--gpu-steps 40]   (on a CUDA machine)
+
 Prints, for each log format, the seconds to parse, the cost per step and per line; then, for a real
 subprocess (tests/runner/fixture_trainer.py) printing engine-format lines, the wall time through
 runner.launch.run_script (log file, console echo, live parser, progress) against the same program with its
 output sent straight to /dev/null: the difference per line is what the runner adds to a training run.
+
+With --gpu: a small bf16 matmul "trainer" (a subprocess, engine log format, host wall time per step after a
+device synchronize, as the bundled engine times its steps) runs through run_script; the tokens/s the runner
+computes from its log is compared with the tokens/s from CUDA events recorded around the same steps.
 """
 
 from __future__ import annotations
@@ -66,11 +72,66 @@ def bench_launch(steps: int, folder: Path) -> dict[str, float]:
             "added_us_per_line": (through - bare) / lines * 1e6}
 
 
+GPU_TRAINER = r"""
+import json, sys, time
+import torch
+sys.path.insert(0, sys.argv[3])
+from runner.logs import format_engine_step
+steps, out = int(sys.argv[1]), sys.argv[2]
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+events = []
+torch.cuda.synchronize()
+for step in range(steps):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    start.record()
+    for _ in range(40 + 10 * (step % 3)):  # uneven steps, as real ones are
+        c = a @ b
+    end.record()
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - t0
+    events.append((start, end))
+    print(format_engine_step(step, steps, elapsed, float(c[0, 0].float()) * 0 + 2.0, 1024), flush=True)
+json.dump([s.elapsed_time(e) / 1000.0 for s, e in events], open(out, "w"))
+"""
+
+
+def bench_gpu(steps: int, folder: Path) -> dict[str, float]:
+    from generator.figures import tokens_per_s_per_gpu
+
+    trainer = folder / "gpu_trainer.py"
+    trainer.write_text(GPU_TRAINER)
+    events_path = folder / "events.json"
+    script = folder / "gpu_run.sh"
+    script.write_text(f"{sys.executable} {trainer} {steps} {events_path} {ROOT}\n")
+    env = dict(__import__("os").environ)
+    done = run_script(script, env, folder, folder / "gpu.log", "openrecipes", steps, 1024, 1, None, io.StringIO(),
+                      progress=False)
+    cuda = json.loads(events_path.read_text())
+    window = (5, steps - 1)
+    runner_tps = tokens_per_s_per_gpu(done.parsed.step_times(), window, 1, 1024, 1)
+    event_tps = tokens_per_s_per_gpu(cuda, window, 1, 1024, 1)
+    return {"steps": steps, "window": list(window), "runner_tokens_per_s": runner_tps, "cuda_event_tokens_per_s": event_tps,
+            "difference_percent": (runner_tps / event_tps - 1) * 100,
+            "mean_step_s": sum(cuda[window[0]:]) / (steps - window[0])}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--gpu", action="store_true", help="compare the runner's tokens/s with CUDA events (needs a GPU)")
+    ap.add_argument("--gpu-steps", type=int, default=40)
     args = ap.parse_args()
+    if args.gpu:
+        with tempfile.TemporaryDirectory() as tmp:
+            g = bench_gpu(args.gpu_steps, Path(tmp))
+        print(json.dumps(g, indent=1) if args.json else
+              f"GPU: {g['steps']} steps, window {g['window']}, mean step {g['mean_step_s'] * 1000:.1f} ms: runner "
+              f"{g['runner_tokens_per_s']:.2f} tokens/s against CUDA events {g['cuda_event_tokens_per_s']:.2f} "
+              f"({g['difference_percent']:+.3f}%)")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         parse = [bench_parse(fmt, args.steps, folder) for fmt in ("openrecipes", "megatron", "miles")]

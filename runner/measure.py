@@ -133,7 +133,8 @@ class Gate:
 
 
 def gate(recipe: Recipe, new_tps: float) -> Gate:
-    recorded = recipe.result.tokens_per_s_per_gpu
+    # A recipe never measured (result.measured null) holds a placeholder figure: nothing to compare with.
+    recorded = recipe.result.tokens_per_s_per_gpu if recipe.result.measured is not None else None
     cv = recipe.result.step_time_cv_percent or 0.0
     tolerance = max(5.0, 3.0 * cv)
     change = (new_tps / recorded - 1.0) * 100.0 if recorded else None

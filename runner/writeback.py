@@ -130,6 +130,14 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
             continue
         value = parent[key]
         line, col = parent.lc.value(key)
+        if isinstance(value, list) and value.fa.flow_style():
+            # A flow sequence ([5, 19]) on one line: replace it whole.
+            text_line = lines[line]
+            close = text_line.find("]", col)
+            if text_line[col : col + 1] != "[" or close < 0:
+                raise WriteError(f"{'.'.join(path)}: a flow sequence spanning lines cannot be replaced")
+            edits.append((line, col, close + 1, new))
+            continue
         if hasattr(value, "lc") and isinstance(value, list):
             new_items = [s.strip() for s in new.strip("[]").split(",")]
             if len(value) != len(new_items) or any(isinstance(v, list | dict) for v in value):
@@ -151,7 +159,11 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
     for at, new_line in sorted(inserts, reverse=True):
         lines.insert(at, new_line)
     out = "".join(lines)
-    _verify(doc, load_rt(out), set(changes))
+    try:
+        reread = load_rt(out)
+    except Exception as exc:  # noqa: BLE001 - any parse failure of our own output is a bug to report, not write
+        raise WriteError(f"internal error: the updated text does not parse ({exc}); nothing written") from None
+    _verify(doc, reread, set(changes))
     return out
 
 

@@ -56,3 +56,13 @@ def test_reference_recipe_round_trip_with_no_change_is_byte_exact() -> None:
     same = result_changes({"tokens_per_s_per_gpu": 1178.1, "mfu": 0.2194, "window": [5, 19], "runs": 1,
                            "measured": dt.date(2026, 10, 20)})
     assert splice(text, same) == text
+
+
+def test_placeholder_result_nulls_flow_window_and_missing_keys() -> None:
+    text = "result:\n  tokens_per_s_per_gpu: 1.0\n  mfu: null\n  measured: null\n  window: [5, 19]\n  runs: 1\nrun: |\n  x\n"
+    out = splice(text, result_changes({"tokens_per_s_per_gpu": 294.31, "mfu": 0.00221, "measured": dt.date(2026, 12, 2),
+                                       "window": [5, 19], "window_tokens": 491520, "gpu_hours": 0.5}))
+    assert out == (
+        "result:\n  tokens_per_s_per_gpu: 294.3\n  mfu: 0.0022\n  measured: 2026-12-02\n  window: [5, 19]\n"
+        "  window_tokens: 491520\n  runs: 1\n  gpu_hours: 0.50\nrun: |\n  x\n"
+    )
