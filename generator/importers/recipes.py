@@ -31,7 +31,18 @@ def _instance_for(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
     return None
 
 
-def pipeline_placement(arch: Architecture | None, pp: int, vp: int) -> tuple[dict[str, int] | None, str | None]:
+# Megatron-Bridge's DeepSeek-V3 pretrain recipe places layers by a layout_map keyed by (PP, VP); its layouts depend
+# only on the virtual stages PP x VP: (4, 1) -> 4, (8, 1) and (4, 2) -> 8, (16, 1), (8, 2) and (4, 4) -> 16.
+DEEPSEEK_V3_LAYOUTS = {
+    4: "[embedding + 16 decoder] [16 decoder] [16 decoder] [13 decoder + mtp + loss]",
+    8: "[embedding + 8 decoder] [8 decoder] x 6 [5 decoder + mtp + loss]",
+    16: "[embedding + 4 decoder] [4 decoder] x 14 [1 decoder + mtp + loss]",
+}
+DEEPSEEK_V3_MAPPED = {(4, 1), (8, 1), (4, 2), (16, 1), (8, 2), (4, 4)}
+
+
+def pipeline_placement(arch: Architecture | None, pp: int, vp: int, model: str = "",
+                       mtp: bool = True) -> tuple[dict[str, int] | None, str | None]:
     """(layer_split, pipeline_layout) for PP x VP, neither stated by the publication. Even when the layers divide;
     else Megatron's embedding/loss accounting (each takes one layer's place) when L + 2 divides; else unknown."""
     if arch is None or pp == 1:
@@ -40,14 +51,21 @@ def pipeline_placement(arch: Architecture | None, pp: int, vp: int) -> tuple[dic
     layers = arch.layers
     if layers % stages == 0:
         return None, None
+    if model == "DeepSeek-V3" and stages in DEEPSEEK_V3_LAYOUTS:
+        layout = DEEPSEEK_V3_LAYOUTS[stages] if mtp else DEEPSEEK_V3_LAYOUTS[stages].replace(" + mtp", "")
+        mapped = "" if (pp, vp) in DEEPSEEK_V3_MAPPED else (
+            f"; the recipe's map has no ({pp}, {vp}) entry, this is its layout for {stages} virtual stages")
+        return None, (f"pipeline_model_parallel_layout over {stages} virtual stages, as Megatron-Bridge's DeepSeek-V3 "
+                      f"recipe sets it: {layout} (inferred, the publication does not state "
+                      f"it{mapped})")
     if (layers + 2) % stages == 0:
         chunk = (layers + 2) // stages
         edge = chunk * vp - 1
         return ({"first": edge, "last": edge},
                 f"account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split: the embedding and "
                 f"the loss each take one layer's place, {chunk} layers per virtual stage, one fewer on the first and "
-                f"the last (inferred: {layers} + 2 divides over PP x VP = {stages}; the publication does not state "
-                f"the split)")
+                f"the last, as Megatron-Bridge's Llama 3.1 405B and Qwen3-235B-A22B recipes set it (inferred: "
+                f"{layers} + 2 divides over PP x VP = {stages}; the publication does not state the split)")
     return None, (f"custom, not stated by the publication: {layers} layers divide neither evenly nor with the "
                   f"embedding and loss counted over PP x VP = {stages} (Megatron-Bridge sets "
                   f"pipeline_model_parallel_layout for this model)")
@@ -87,7 +105,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> di
     arch = card.architecture
     vp = row.vp or 1
     ep = row.ep or 1
-    split, placement = pipeline_placement(arch, row.pp, vp)
+    split, placement = pipeline_placement(arch, row.pp, vp, row.model, mtp=row.mtp_layers != 0)
     instance = _instance_for(catalog, gpu_type, per_node)
     fsdp = bool(row.fsdp)
     label = f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{row.cp}" + \

@@ -282,3 +282,21 @@ def test_cli_missing_file_is_a_clear_error(tmp_root: Path) -> None:
                           env={"PYTHONPATH": str(ROOT)}, check=False)
     assert proc.returncode == 2 and proc.stderr.strip() == "nope.md: no such file"
     assert "Traceback" not in proc.stderr
+
+
+def test_pipeline_placement_when_layers_do_not_divide() -> None:
+    from generator.importers.recipes import pipeline_placement
+
+    cat = Catalog.load(ROOT)
+    llama405 = cat.models["Llama-3.1-405B"].architecture
+    split, note = pipeline_placement(llama405, 8, 8)  # 126 + 2 = 128 over 64 virtual stages: 2 each
+    assert split == {"first": 15, "last": 15} and "account_for_embedding_in_pipeline_split" in note
+    assert 15 + 15 + 6 * 16 == 126
+    qwen = cat.models["Qwen3-235B-A22B"].architecture
+    assert pipeline_placement(qwen, 4, 12)[0] == {"first": 23, "last": 23}  # 96 / 48 = 2 per virtual stage
+    assert pipeline_placement(cat.models["Llama-3-70B"].architecture, 4, 5) == (None, None)  # 80 / 20
+    ds = cat.models["DeepSeek-V3"].architecture
+    split, note = pipeline_placement(ds, 16, 1, "DeepSeek-V3")
+    assert split is None and "[1 decoder + mtp + loss]" in note
+    assert "[5 decoder + loss]" in pipeline_placement(ds, 2, 4, "DeepSeek-V3", mtp=False)[1]
+    assert pipeline_placement(ds, 8, 4, "DeepSeek-V3")[1].startswith("custom, not stated")
