@@ -10,6 +10,7 @@ formatting.html_text in `finalize`), so Python-Markdown never interprets it.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Callable
@@ -262,17 +263,37 @@ def _exports(registry: Registry) -> dict[str, Page]:
     }
 
 
+# Recipe pages by (id, file bytes, catalog, templates): a pure function's results, reused across the rebuilds
+# of one `mkdocs serve` process (see generator.site.live).
+_PAGES: dict[tuple[str, str, str], Page] = {}
+
+
+def _inputs_key(registry: Registry) -> str:
+    from generator.site.live import fingerprint
+
+    return fingerprint(list((registry.root / "catalog").rglob("*.yaml")) + list(TEMPLATES.glob("*.j2")))
+
+
 def render_site(registry: Registry) -> dict[str, Page]:
     """Every generated page and download of the site, keyed by its docs path."""
     env = environment()
     pages: dict[str, Page] = {"index.md": _home(env, registry), "recipes.md": _all_recipes(env, registry)}
+    inputs = _inputs_key(registry)
+    live = set()
     for loaded in registry.recipes:
-        pages[views.recipe_src(loaded)] = _recipe_page(env, loaded, registry)
         try:
             text = loaded.path.read_text(encoding="utf-8")
         except OSError:
             text = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+        key = (loaded.id, hashlib.sha256(text.encode()).hexdigest(), inputs)
+        live.add(key)
+        page = _PAGES.get(key)
+        if page is None:
+            page = _PAGES[key] = _recipe_page(env, loaded, registry)
+        pages[views.recipe_src(loaded)] = page
         pages[views.yaml_src(loaded)] = Page(text)
+    for stale in set(_PAGES) - live:
+        del _PAGES[stale]
     pages.update(_group_pages(env, registry))
     pages["methodology.md"] = _methodology(env, registry)
     pages["schema.md"] = _schema_page(env, registry)
