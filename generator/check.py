@@ -114,8 +114,34 @@ def _catalog_key(root: Path) -> str:
     return digest.hexdigest()
 
 
-def load_registry(root: Path, paths: Iterable[Path] | None = None) -> Registry:
-    """Loads the catalog and recipes; collects every problem instead of stopping at the first."""
+# load_registry's optional memo: resolved path -> ((mtime_ns, size), the load of that file).
+LoadMemo = dict[str, tuple[tuple[int, int], LoadedRecipe]]
+
+
+def _load_memoised(path: Path, display: str, recipes_root: Path, memo: LoadMemo | None) -> LoadedRecipe:
+    if memo is None:
+        return load_recipe(path, display, recipes_root)
+    key = str(path.resolve())
+    try:
+        st = path.stat()
+    except OSError:
+        memo.pop(key, None)
+        return load_recipe(path, display, recipes_root)  # raises the located read error
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = memo.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    memo.pop(key, None)
+    loaded = load_recipe(path, display, recipes_root)
+    memo[key] = (stamp, loaded)
+    return loaded
+
+
+def load_registry(root: Path, paths: Iterable[Path] | None = None, memo: LoadMemo | None = None) -> Registry:
+    """Loads the catalog and recipes; collects every problem instead of stopping at the first.
+
+    With `memo` (kept by the caller across calls, as `mkdocs serve` rebuilds do), a file whose mtime and size
+    are unchanged since it was last loaded is not read again."""
     catalog = Catalog.load(root)
     registry = Registry(root, catalog, problems=list(catalog.problems))
     recipes_root = root / RECIPES_DIR
@@ -126,7 +152,7 @@ def load_registry(root: Path, paths: Iterable[Path] | None = None) -> Registry:
             registry.problems.extend(placed)
             continue
         try:
-            registry.recipes.append(load_recipe(path, display, recipes_root))
+            registry.recipes.append(_load_memoised(path, display, recipes_root, memo))
         except InputError as exc:
             registry.problems.extend(exc.problems)
     return registry

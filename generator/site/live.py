@@ -13,45 +13,14 @@ import os
 import tempfile
 from pathlib import Path
 
-from generator.catalog import Catalog
-from generator.check import RECIPES_DIR, Registry, _display, _place_problems, recipe_files
-from generator.load import LoadedRecipe, load_recipe
-from generator.problems import InputError
+from generator.check import LoadMemo, Registry, load_registry
 
-_LOADS: dict[str, tuple[tuple[int, int], LoadedRecipe]] = {}
+_LOADS: LoadMemo = {}
 
 
 def load_registry_memo(root: Path) -> Registry:
-    """generator.check.load_registry, reusing the loads of files unchanged since the last call."""
-    catalog = Catalog.load(root)
-    registry = Registry(root, catalog, problems=list(catalog.problems))
-    recipes_root = root / RECIPES_DIR
-    for path in recipe_files(root):
-        display = _display(path, root)
-        placed = _place_problems(path, root, display)
-        if placed:
-            registry.problems.extend(placed)
-            continue
-        try:
-            st = path.stat()
-        except OSError:
-            st = None
-        stamp = (st.st_mtime_ns, st.st_size) if st else (0, -1)
-        key = str(path.resolve())
-        hit = _LOADS.get(key)
-        if hit is not None and hit[0] == stamp and st is not None:
-            registry.recipes.append(hit[1])
-            continue
-        try:
-            loaded = load_recipe(path, display, recipes_root)
-        except InputError as exc:
-            _LOADS.pop(key, None)
-            registry.problems.extend(exc.problems)
-            continue
-        if st is not None:
-            _LOADS[key] = (stamp, loaded)
-        registry.recipes.append(loaded)
-    return registry
+    """generator.check.load_registry, reusing the loads of files unchanged since the last call in this process."""
+    return load_registry(root, memo=_LOADS)
 
 
 def write_if_changed(folder: Path, rel: str, content: str) -> Path:
