@@ -1,0 +1,62 @@
+"""`python -m runner train RECIPE`: the runner's `train` subcommand (also `python -m runner.engine train`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Adds `train` to the runner's subparsers (argparse `add_subparsers()` result)."""
+    p = sub.add_parser("train", help="train a bundled-engine recipe on synthetic tokens (megatron-core)",
+                       description="Builds the recipe's model with megatron-core, lays it out as the recipe says and "
+                       "trains it on seeded synthetic tokens, one `openrecipes-step` line per step. Under torchrun, "
+                       "one process per GPU.")
+    p.add_argument("recipe", type=Path, help="recipes/<model>/<gpu>/<name>.yaml")
+    p.add_argument("--steps", type=int, help="steps to run (default: the recipe's result.steps_per_run)")
+    p.add_argument("--attention", choices=["sdpa", "unfused"], help="override stack.attention_backend")
+    p.add_argument("--rows-per-microbatch", type=int, help="override layout.rows_per_microbatch")
+    p.add_argument("--recompute", choices=["none", "selective", "full"], help="override layout.recompute")
+    p.add_argument("--no-fused-adam", action="store_true", help="megatron's default (foreach) torch AdamW")
+    p.add_argument("--no-compile", action="store_true", help="no torch.compile'd norm, SwiGLU or bias-dropout-add")
+    p.add_argument("--no-distributed-optimizer", action="store_true", help="megatron's Float16 optimizer instead")
+    p.add_argument("--no-cross-entropy-fusion", action="store_true", help="unfused cross entropy")
+    p.add_argument("--cpu", action="store_true", help="run on CPU with gloo in fp32 (tests)")
+    p.add_argument("--data", choices=["pattern", "random"], default="pattern", help="synthetic token kind")
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args: argparse.Namespace) -> int:
+    from runner.engine.plan import EngineError, make_plan
+    from runner.engine.train import EngineOptions, run
+
+    try:
+        plan = make_plan(args.recipe, steps=args.steps, attention=args.attention,
+                         rows_per_microbatch=args.rows_per_microbatch, recompute=args.recompute)
+    except EngineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # InputError and friends carry located problems
+        problems = getattr(exc, "problems", None)
+        if problems:
+            for problem in problems:
+                print(f"error: {problem}", file=sys.stderr)
+            return 2
+        raise
+    opts = EngineOptions(
+        fused_adam=not args.no_fused_adam, compile=not args.no_compile,
+        distributed_optimizer=not args.no_distributed_optimizer, cross_entropy_fusion=not args.no_cross_entropy_fusion,
+        lr=args.lr, cpu=args.cpu, data=args.data,
+    )
+    run(plan, opts)
+    return 0
+
+
+def standalone(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m runner.engine")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)

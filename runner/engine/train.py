@@ -1,0 +1,306 @@
+"""Runs an EnginePlan: megatron-core GPT, megatron's schedules and optimizer, seeded synthetic tokens.
+
+One process per GPU (torchrun sets RANK/WORLD_SIZE/LOCAL_RANK); a single process runs without torchrun.
+Every step prints one `openrecipes-step {json}` line (runner.logs.format_engine_step) on rank 0, the loss
+brought from the last pipeline stage; the run ends with one `openrecipes-engine {json}` summary line (versions,
+attention backend, per-step grad norm and peak memory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+from runner.engine import SUMMARY_PREFIX
+from runner.engine.plan import EnginePlan
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Engine knobs that are not layout (the recipe's `run` line states any it changes)."""
+
+    fused_adam: bool = True  # torch's fused AdamW kernel for the fp32 master weights
+    compile: bool = True  # torch.compile'd RMSNorm, and megatron's compiled SwiGLU and bias-dropout-add
+    distributed_optimizer: bool = True  # megatron's contiguous-buffer optimizer (sharded when dp > 1)
+    cross_entropy_fusion: bool = True  # megatron's fused vocab-parallel cross entropy
+    lr: float = 3e-4
+    cpu: bool = False  # gloo on CPU in fp32 (tests); otherwise NCCL on CUDA
+    data: str = "pattern"  # pattern: a learnable bijective bigram; random: uniform tokens
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout) -> list[dict]:
+    import torch
+    import torch.distributed as dist
+    from megatron.core import parallel_state, tensor_parallel
+    from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig, finalize_model_grads
+    from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+    from megatron.core.pipeline_parallel import get_forward_backward_func
+    from megatron.core.transformer.module import Float16Module
+
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available() and not opts.cpu
+    if world != plan.world_size:
+        raise SystemExit(f"{plan.recipe_path}: layout: tp x pp x dp = {plan.world_size} GPUs, but "
+                         f"{world} processes were started (torchrun --nproc-per-node)")
+    if use_cuda:
+        torch.cuda.set_device(local_rank)
+    if not dist.is_initialized():
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        if world == 1:
+            os.environ.setdefault("MASTER_PORT", str(_free_port()))
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo", rank=rank, world_size=world)
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=plan.tp, pipeline_model_parallel_size=plan.pp,
+    )
+    torch.manual_seed(plan.seed)
+    if use_cuda:
+        tensor_parallel.model_parallel_cuda_manual_seed(plan.seed)
+
+    model, config = _build_model(plan, opts, use_cuda)
+    bf16 = plan.precision == "bf16" and use_cuda
+    if bf16:
+        model = Float16Module(config, model)
+    ddp_config = DistributedDataParallelConfig(
+        grad_reduce_in_fp32=True, overlap_grad_reduce=False, use_distributed_optimizer=opts.distributed_optimizer,
+    )
+    model = DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
+    opt_config = OptimizerConfig(
+        optimizer="adam", lr=opts.lr, min_lr=opts.lr, weight_decay=0.1, adam_beta1=0.9, adam_beta2=0.95,
+        adam_eps=1e-8, clip_grad=1.0, bf16=bf16, params_dtype=config.params_dtype,
+        use_distributed_optimizer=opts.distributed_optimizer,
+    )
+    optimizer = get_megatron_optimizer(opt_config, [model])
+    if opts.fused_adam and use_cuda:
+        _use_fused_adamw(optimizer)
+    config.finalize_model_grads_func = finalize_model_grads
+    config.grad_scale_func = optimizer.scale_loss
+    config.no_sync_func = model.no_sync
+
+    device = torch.device("cuda", local_rank) if use_cuda else torch.device("cpu")
+    batches = _Batches(plan, opts, device, parallel_state.get_data_parallel_rank())
+    forward_backward = get_forward_backward_func()
+    from runner.logs import format_engine_step
+
+    is_logger = (parallel_state.is_pipeline_last_stage() and parallel_state.get_tensor_model_parallel_rank() == 0
+                 and parallel_state.get_data_parallel_rank() == 0)
+    dp_group = parallel_state.get_data_parallel_group()
+
+    def forward_step(data_iterator, mdl):
+        tokens, labels, positions = next(data_iterator)
+        output = mdl(tokens, positions, None, labels=labels)
+
+        def loss_func(per_token):
+            loss = per_token.float().mean()
+            # The schedule divides the returned loss in place by the micro-batch count: log a copy.
+            return loss, {"lm loss": loss.detach().clone()}
+
+        return output, loss_func
+
+    records: list[dict] = []
+    for step in range(plan.steps):
+        if use_cuda:
+            torch.cuda.synchronize()
+        dist.barrier()
+        t0 = time.perf_counter()
+        model.zero_grad_buffer()
+        optimizer.zero_grad()
+        losses = forward_backward(
+            forward_step_func=forward_step, data_iterator=batches.step_iter(step), model=[model],
+            num_microbatches=plan.num_microbatches, seq_length=plan.row_tokens,
+            micro_batch_size=plan.rows_per_microbatch, forward_only=False,
+        )
+        ok, grad_norm, _ = optimizer.step()
+        if use_cuda:
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+        # The loss lives on the last pipeline stage; a sum over all ranks brings it to rank 0, which prints.
+        loss_t = torch.zeros(1, dtype=torch.float64, device=device)
+        if parallel_state.is_pipeline_last_stage():
+            mean = torch.stack([d["lm loss"] for d in losses]).mean()
+            if plan.dp > 1:
+                dist.all_reduce(mean, group=dp_group)
+                mean = mean / plan.dp
+            if is_logger:
+                loss_t += mean.double()
+        dist.all_reduce(loss_t)
+        record = {"step": step, "steps": plan.steps, "time_s": elapsed, "loss": float(loss_t),
+                  "tokens": plan.tokens_per_step, "grad_norm": None if grad_norm is None else float(grad_norm),
+                  "skipped": not ok}
+        if use_cuda:
+            record["max_memory_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 3)
+        records.append(record)
+        if rank == 0:
+            out.write(format_engine_step(step, plan.steps, elapsed, record["loss"], plan.tokens_per_step) + "\n")
+            out.flush()
+    if rank == 0:
+        summary = {
+            "recipe": plan.recipe_id, "model": plan.model, "attention_backend": _backend_text(plan, use_cuda),
+            "layout": {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "sequence_parallel": plan.sequence_parallel,
+                       "rows_per_microbatch": plan.rows_per_microbatch, "num_microbatches": plan.num_microbatches,
+                       "recompute": plan.recompute_granularity},
+            "options": opts.__dict__, "versions": _versions(), "notes": list(plan.notes),
+            "peak_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 3) if use_cuda else None,
+            "gpu_name": torch.cuda.get_device_name() if use_cuda else None,
+            "per_step": [{k: r.get(k) for k in ("grad_norm", "skipped", "max_memory_gb")} for r in records],
+        }
+        out.write(SUMMARY_PREFIX + json.dumps(summary) + "\n")
+        out.flush()
+    dist.barrier()
+    parallel_state.destroy_model_parallel()
+    dist.destroy_process_group()
+    return records
+
+
+def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
+    import torch
+    import torch.nn.functional as F
+    from megatron.core import parallel_state
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
+    from megatron.core.transformer.transformer_config import TransformerConfig
+
+    from runner.engine.modules import RMSNorm, SDPAttention
+
+    arch = plan.arch
+    bf16 = plan.precision == "bf16" and use_cuda
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    fuse = opts.compile and use_cuda
+    recompute = plan.recompute_granularity if plan.recompute_granularity != "none" else None
+    config = TransformerConfig(
+        num_layers=arch.layers, hidden_size=arch.hidden_size, ffn_hidden_size=arch.ffn_hidden_size,
+        num_attention_heads=arch.attention_heads, num_query_groups=plan.kv_heads, kv_channels=plan.head_dim,
+        normalization="RMSNorm", layernorm_epsilon=arch.norm_eps, gated_linear_unit=True, activation_func=F.silu,
+        add_bias_linear=False, add_qkv_bias=False, hidden_dropout=0.0, attention_dropout=0.0,
+        qk_layernorm=arch.qk_norm,
+        bias_activation_fusion=fuse, bias_dropout_fusion=fuse, apply_rope_fusion=False,
+        masked_softmax_fusion=False, persist_layer_norm=False, gradient_accumulation_fusion=False,
+        attention_softmax_in_fp32=True, cross_entropy_loss_fusion=opts.cross_entropy_fusion,
+        cross_entropy_fusion_impl="native",
+        bf16=bf16, params_dtype=dtype, pipeline_dtype=dtype, autocast_dtype=dtype,
+        tensor_model_parallel_size=plan.tp, pipeline_model_parallel_size=plan.pp,
+        sequence_parallel=plan.sequence_parallel,
+        num_layers_in_first_pipeline_stage=plan.first_stage_layers,
+        num_layers_in_last_pipeline_stage=plan.last_stage_layers,
+        recompute_granularity=recompute, recompute_method=plan.recompute_method if recompute == "full" else None,
+        recompute_num_layers=plan.recompute_num_layers if recompute == "full" else None,
+        recompute_modules=list(plan.recompute_modules) if recompute == "selective" else None,
+        use_cpu_initialization=not use_cuda, init_method_std=0.02, deallocate_pipeline_outputs=True,
+    )
+    RMSNorm.compiled = fuse
+    layer = get_gpt_layer_local_spec(normalization="RMSNorm", qk_layernorm=arch.qk_norm)
+    sub = layer.submodules
+    sub.input_layernorm = RMSNorm
+    sub.pre_mlp_layernorm = RMSNorm
+    attn = sub.self_attention.submodules
+    if arch.qk_norm:
+        attn.q_layernorm = RMSNorm
+        attn.k_layernorm = RMSNorm
+    if plan.attention_backend == "sdpa":
+        attn.core_attention = SDPAttention
+    n_local = get_num_layers_to_build(config, pp_rank=parallel_state.get_pipeline_model_parallel_rank())
+    block = TransformerBlockSubmodules(layer_specs=[layer] * n_local, layer_norm=RMSNorm)
+    model = GPTModel(
+        config=config, transformer_layer_spec=block, vocab_size=plan.vocab_size,
+        max_sequence_length=plan.row_tokens, pre_process=parallel_state.is_pipeline_first_stage(),
+        post_process=parallel_state.is_pipeline_last_stage(),
+        share_embeddings_and_output_weights=arch.tied_embeddings, position_embedding_type="rope",
+        rotary_base=int(arch.rope_base), parallel_output=True,
+    )
+    if use_cuda:
+        model.cuda(torch.cuda.current_device())
+    return model, config
+
+
+def _use_fused_adamw(optimizer) -> None:
+    """Switches megatron's torch AdamW fallback (no TE/apex) to torch's fused CUDA kernel."""
+    inner = getattr(optimizer, "chained_optimizers", [optimizer])
+    for opt in inner:
+        torch_opt = getattr(opt, "optimizer", None)
+        if torch_opt is None:
+            continue
+        for group in torch_opt.param_groups:
+            group["foreach"] = False
+            group["fused"] = True
+
+
+class _Batches:
+    """Seeded synthetic rows, never zeros.
+
+    pattern: row r is perm[(start_r + i) mod V] for a seeded permutation perm and seeded start_r, so each
+    token determines the next (a bijective bigram): a model that learns the permutation drives the loss down.
+    random: uniform tokens in [1, V). Rows differ per step, micro-batch and data-parallel rank.
+    """
+
+    def __init__(self, plan: EnginePlan, opts: EngineOptions, device, dp_rank: int) -> None:
+        import torch
+
+        self.plan, self.device, self.dp_rank, self.mode = plan, device, dp_rank, opts.data
+        gen = torch.Generator().manual_seed(plan.seed)
+        v = plan.arch.vocab_size
+        # Token 0 never appears: shift the permutation into [1, V).
+        self.perm = (torch.randperm(v - 1, generator=gen) + 1).to(device)
+        rows = plan.steps * plan.global_batch
+        self.starts = torch.randint(0, v - 1, (rows,), generator=gen).to(device)
+        self.seeds = torch.randint(1, 2**31 - 1, (rows,), generator=gen).tolist()
+        self.offsets = torch.arange(plan.row_tokens + 1, device=device)
+        self.positions = torch.arange(plan.row_tokens, device=device).unsqueeze(0).expand(plan.rows_per_microbatch, -1)
+
+    def _rows(self, first: int, count: int):
+        import torch
+
+        if self.mode == "random":
+            parts = [torch.randint(1, self.plan.arch.vocab_size, (self.plan.row_tokens + 1,),
+                                   generator=torch.Generator().manual_seed(self.seeds[first + j])) for j in range(count)]
+            return torch.stack(parts).to(self.device)
+        starts = self.starts[first:first + count]
+        return self.perm[(starts[:, None] + self.offsets[None, :]) % self.perm.numel()]
+
+    def step_iter(self, step: int):
+        plan = self.plan
+        base = step * plan.global_batch + self.dp_rank * plan.rows_per_microbatch * plan.num_microbatches
+        for mb in range(plan.num_microbatches):
+            rows = self._rows(base + mb * plan.rows_per_microbatch, plan.rows_per_microbatch)
+            yield rows[:, :-1].contiguous(), rows[:, 1:].contiguous(), self.positions
+
+
+def _backend_text(plan: EnginePlan, use_cuda: bool) -> str:
+    if plan.attention_backend == "sdpa":
+        text = "sdpa (torch.nn.functional.scaled_dot_product_attention, causal, GQA"
+        if use_cuda:
+            import torch.backends.cuda as tbc
+
+            text += f"; cudnn {'on' if tbc.cudnn_sdp_enabled() else 'off'}, flash {'on' if tbc.flash_sdp_enabled() else 'off'}"
+        return text + ")"
+    return "unfused (megatron-core DotProductAttention: baddbmm, softmax in fp32, bmm)"
+
+
+def _versions() -> dict:
+    import platform
+
+    import torch
+
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda}
+    try:
+        from importlib.metadata import version
+
+        versions["megatron_core"] = version("megatron-core")
+    except Exception:  # noqa: BLE001 - a version string is informational only
+        versions["megatron_core"] = None
+    if torch.cuda.is_available():
+        versions["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+        versions["cudnn"] = str(torch.backends.cudnn.version())
+    return versions
