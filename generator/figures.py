@@ -78,6 +78,13 @@ def gpu_hours(gpu_count: int, seconds: float) -> float:
     return gpu_count * seconds / SECONDS_PER_HOUR
 
 
+def speedup(before_tokens_per_s: float, after_tokens_per_s: float) -> float:
+    """Relative change in tokens/s per GPU from a reference to a recipe: 743.4 -> 1178.1 is +0.585 (+58%)."""
+    if before_tokens_per_s <= 0:
+        raise ValueError("the reference's tokens/s per GPU must be positive")
+    return after_tokens_per_s / before_tokens_per_s - 1.0
+
+
 def decimals(value: float) -> int:
     """Decimal places of a stated figure, as written (shortest repr)."""
     text = repr(float(value))
