@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import pickle
 from collections.abc import Iterable
@@ -177,7 +178,8 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
         digest = b""
         if cache is not None:
             try:
-                digest = hashlib.sha256(path.read_bytes()).digest()
+                # The evidence sidecar is part of what a recipe's result is checked against.
+                digest = hashlib.sha256(path.read_bytes() + _evidence_bytes(path)).digest()
             except OSError:
                 digest = b""
             hit = cache.get(display, digest) if digest else None
@@ -329,6 +331,17 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
                 f"{res.tokens_per_s_per_gpu:g} tokens/s = {ours:.1f} ({diff * 100:.2f}% apart, over "
                 f"{PUBLISHED_TFLOPS_TOLERANCE * 100:g}%); explain it in result.published_model_tflops_note",
                 "result", "published_model_tflops_per_gpu")
+        convention = res.published_model_tflops_convention
+        if convention is not None:
+            # A stated convention is held to the same 0.5%: the explanation must reproduce the figure.
+            theirs = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, res.tokens_per_s_per_gpu,
+                                                  mtp_layers=lay.mtp_layers, sliding_windows=convention.sliding_windows,
+                                                  gated_experts=convention.gated_experts)
+            off = figures.relative_difference(published, theirs)
+            if off > PUBLISHED_TFLOPS_TOLERANCE:
+                bad(f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
+                    f"{convention.sliding_windows}) {res.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s, "
+                    f"{off * 100:.2f}% from the published {published:g}", "result", "published_model_tflops_convention")
     if res.window is not None:
         first, last = res.window
         if last < first:
@@ -347,8 +360,92 @@ def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list
         if test.date > today:
             bad(f"test date {test.date} is in the future", "correctness", "component_tests", i, "date")
 
+    out.extend(_evidence_problems(loaded, bad))
     out.extend(_status_problems(loaded, bad))
     return out
+
+
+EVIDENCE_SUFFIX = ".evidence.json"
+EVIDENCE_SCHEMA = "openrecipes-evidence/1"
+
+
+def evidence_path(recipe_path: Path) -> Path:
+    """The evidence sidecar the runner writes beside a recipe (runner/evidence.py)."""
+    return recipe_path.with_name(recipe_path.stem + EVIDENCE_SUFFIX)
+
+
+def _evidence_bytes(recipe_path: Path) -> bytes:
+    try:
+        return evidence_path(recipe_path).read_bytes()
+    except OSError:
+        return b""
+
+
+def _evidence_problems(loaded: LoadedRecipe, bad) -> list[Problem]:  # noqa: ANN001
+    """The result recomputed from its evidence file (per-step times of the measured run), when there is one."""
+    path = evidence_path(loaded.path)
+    if not path.is_file():
+        return []
+    r, res = loaded.recipe, loaded.recipe.result
+    name = path.name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        bad(f"{name} is not readable JSON ({exc})", "result")
+        return []
+    if not isinstance(data, dict) or data.get("schema") != EVIDENCE_SCHEMA:
+        bad(f"{name} is not an evidence file (schema {EVIDENCE_SCHEMA!r} expected)", "result")
+        return []
+    if data.get("recipe") != loaded.id:
+        bad(f"{name} is the evidence of {data.get('recipe')!r}, not of {loaded.id!r}", "result")
+    inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
+    stated = {"global_batch": (r.workload.global_batch, ("workload", "global_batch")),
+              "row_tokens": (r.workload.row_tokens, ("workload", "row_tokens")),
+              "gpu_count": (r.gpu.count, ("gpu", "count"))}
+    for key, (value, where) in stated.items():
+        if inputs.get(key) != value:
+            bad(f"{name} was measured with {key} {inputs.get(key)}, the recipe states {value}", *where)
+    window = data.get("window")
+    if res.window is None or window != list(res.window):
+        bad(f"{name} was measured over the window {window}, the recipe states {res.window}", "result", "window")
+        return []
+    try:
+        steps = {int(s["step"]): s for s in data["steps"]}
+        times = [float(steps[i]["time_s"]) for i in range(window[1] + 1)]
+    except (KeyError, TypeError, ValueError) as exc:
+        bad(f"{name}: steps 0-{window[1]} with time_s are needed to recompute the result (missing {exc})",
+            "result", "tokens_per_s_per_gpu")
+        return []
+    try:
+        tps = figures.tokens_per_s_per_gpu(times, window, r.workload.global_batch, r.workload.row_tokens, r.gpu.count)
+    except ValueError as exc:
+        bad(f"{name}: {exc}", "result", "tokens_per_s_per_gpu")
+        return []
+    if not figures.agrees(res.tokens_per_s_per_gpu, tps):
+        tokens = figures.window_tokens(window, r.workload.global_batch, r.workload.row_tokens)
+        bad(f"stated {res.tokens_per_s_per_gpu} but {name} gives {tokens:,} window tokens / "
+            f"{math.fsum(times[window[0]:]):.6g} s / {r.gpu.count} GPUs = {tps:.4f}",
+            "result", "tokens_per_s_per_gpu")
+    cv = figures.step_time_cv_percent(times, window)
+    if res.step_time_cv_percent is not None and not figures.agrees(res.step_time_cv_percent, cv):
+        bad(f"stated {res.step_time_cv_percent} but the step times in {name} give a CV of {cv:.4f}%",
+            "result", "step_time_cv_percent")
+    if res.steps_per_run is not None and max(steps) + 1 != res.steps_per_run:
+        bad(f"stated {res.steps_per_run} but {name} has steps 0-{max(steps)}", "result", "steps_per_run")
+    runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+    if res.runs is not None and len(runs) != res.runs:
+        bad(f"stated {res.runs} but {name} records {len(runs)} run(s)", "result", "runs")
+    median = data.get("median_run")
+    wall = runs[median].get("wall_seconds") if isinstance(median, int) and 0 <= median < len(runs) else None
+    if res.gpu_hours is not None and isinstance(wall, int | float) and wall > 0:
+        hours = figures.gpu_hours(r.gpu.count, wall)
+        if not figures.agrees(res.gpu_hours, hours):
+            bad(f"stated {res.gpu_hours} but {r.gpu.count} GPUs x {wall:.6g} s (the median run in {name}) = "
+                f"{hours:.6g} GPU-hours", "result", "gpu_hours")
+    recorded = data.get("result") if isinstance(data.get("result"), dict) else {}
+    if res.measured is not None and recorded.get("measured") != res.measured.isoformat():
+        bad(f"stated {res.measured} but {name} was measured on {recorded.get('measured')}", "result", "measured")
+    return []
 
 
 def _status_problems(loaded: LoadedRecipe, bad) -> list[Problem]:  # noqa: ANN001

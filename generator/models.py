@@ -234,6 +234,11 @@ class ActiveParams(_Closed):
     revision: str | None = Field(default=None, description="Revision of that source.")
 
 
+class FlopsConvention(_Closed):
+    gated_experts: bool = Field(description="Whether each routed expert's FFN counts three matrices (gated).")
+    sliding_windows: bool = Field(description="Whether sliding-window layers count only the keys in the window.")
+
+
 class Result(_Closed):
     tokens_per_s_per_gpu: float = _finite(
         description="Training throughput over the window, in tokens per second per GPU.", gt=0, le=1e9
@@ -279,6 +284,10 @@ class Result(_Closed):
         "registry's (model FLOPs per token x tokens/s per GPU, Megatron's convention): the convention or error "
         "found. Without it, check flags the difference.", min_length=1
     )
+    published_model_tflops_convention: FlopsConvention | None = Field(
+        default=None, description="The counting convention that reproduces the published Model TFLOP/s where it "
+        "differs from the registry's; check recomputes the figure under it (0.5%)."
+    )
 
 
 class ComponentTest(_Closed):
@@ -316,12 +325,26 @@ class Patch(_Closed):
     description: str = Field(description="What the patch changes and why.")
 
 
+class SupersededPublication(_Closed):
+    url: str = Field(description="URL of the earlier document.")
+    commit: str | None = Field(default=None, description="Commit of that document.")
+    line: int | None = Field(default=None, description="Line of the row in that document.", gt=0)
+    tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0)
+    published_model_tflops_per_gpu: float | None = _finite(
+        default=None, description="Model TFLOP/s per GPU that document stated.", gt=0
+    )
+
+
 class Publication(_Closed):
     url: str = Field(description="URL of the published table.")
     commit: str | None = Field(default=None, description="Commit of the document.")
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0)
     system: str | None = Field(default=None, description="System named by the publication (e.g. DGX-H100).")
+    superseded: list[SupersededPublication] = Field(
+        default_factory=list, description="Earlier publications of the same row that a later import replaced, "
+        "with the figures they stated (kept so every published row stays traceable)."
+    )
 
 
 class Recipe(_Closed):
