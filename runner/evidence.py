@@ -2,9 +2,11 @@
 
 It holds what the result is computed from (per-step times and losses of the median run, the window and the
 workload figures the formulas take), so ``generator.figures.tokens_per_s_per_gpu(steps.time_s, window,
-global_batch, row_tokens, gpu_count)`` gives the recipe's tokens/s again; the captured environment; the
-command; the log's tail; and ``history``, every earlier result, oldest first, for the site's plot of
-re-measurements. Raw logs stay out of git (``.openrecipes-runs/``); only this summary is committed.
+global_batch, row_tokens, gpu_count)`` gives the recipe's tokens/s again; ``python -m generator check``
+does that recomputation (and the CV, steps, runs, GPU-hours and date) for every recipe with a sidecar. It
+also holds the captured environment; the command; the log's tail; and ``history``, every earlier result,
+oldest first, for the site's plot of re-measurements. Raw logs stay out of git (``.openrecipes-runs/``);
+only this summary is committed.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from generator.check import EVIDENCE_SCHEMA as SCHEMA
+from generator.check import evidence_path
 from generator.models import Recipe
 
-SCHEMA = "openrecipes-evidence/1"
 HISTORY_FIELDS = (
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "measured", "steps_per_run",
     "window", "window_tokens", "runs", "gpu_hours",
@@ -24,7 +27,7 @@ HISTORY_FIELDS = (
 
 
 def path_for(recipe_path: Path) -> Path:
-    return recipe_path.with_name(recipe_path.stem + ".evidence.json")
+    return evidence_path(recipe_path)  # one name, shared with generator check and the site
 
 
 def _json_safe(value: Any) -> Any:
