@@ -27,6 +27,7 @@ def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_
         return None, None, [str(p) for p in catalog.problems]
     parsed = megatron_bridge.read(file)
     built = []
+    kept: list[Path] = []
     problems: list[str] = []
     for row in parsed.rows:
         missing = [what for what, ok in (("model", row.model in catalog.models),
@@ -34,8 +35,17 @@ def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_
         if missing:
             parsed.skips.append(megatron_bridge.Skip(row.line, f"{' and '.join(missing)} not in the catalog"))
             continue
-        built.append((row, recipes.build(row, catalog, source_url, commit)))
+        path = recipes.target(root, catalog, row)
+        try:
+            superseded = recipes.superseded_by_import(path, source_url, commit)
+        except ValueError as exc:
+            return parsed, None, [str(exc)]
+        if superseded is None:
+            kept.append(path)
+            continue
+        built.append((row, recipes.build(row, catalog, source_url, commit, superseded)))
     report = recipes.write(root, catalog, built, dry_run)
+    report.kept = kept
     return parsed, report, problems
 
 
@@ -61,6 +71,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"{verb} (updated) {path.relative_to(root)}")
     for skip in sorted(parsed.skips, key=lambda s: s.line):
         print(f"{file}:{skip.line}: skipped: {skip.reason}", file=sys.stderr)
+    for path in report.kept:
+        print(f"kept {path.relative_to(root)} (a later import superseded this document's row)")
     print(f"{parsed.table_rows} table row(s), {len(parsed.rows)} recipe(s): {len(report.created)} new, "
-          f"{len(report.updated)} updated, {len(report.unchanged)} unchanged; {len(parsed.skips)} skip(s)")
+          f"{len(report.updated)} updated, {len(report.unchanged)} unchanged, {len(report.kept)} kept; "
+          f"{len(parsed.skips)} skip(s)")
     return 0

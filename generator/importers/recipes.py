@@ -77,28 +77,89 @@ def flops_figures(row: Row, arch: Architecture) -> tuple[float, float]:
     return ours, figures.relative_difference(row.tflops, ours)
 
 
-def explain_flops(row: Row, arch: Architecture, ours: float) -> str | None:
-    """The convention that reproduces a published figure the registry's does not (None: none found)."""
-    if arch.moe is not None and arch.gated_ffn:
-        alt = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers,
-                                           sliding_windows=False, gated_experts=False)
-        if figures.relative_difference(row.tflops, alt) <= TOLERANCE:
-            windows = any(k.window for k in arch.attention.values())
-            return (f"The publication's {row.tflops:g} TFLOP/s is reproduced ({alt:.1f}) by counting each routed "
-                    f"expert's FFN as two matrices (a non-gated MLP) although {row.model}'s experts are gated (three "
-                    "matrices)"
-                    + (", and every layer's core attention as full causal attention, ignoring the 128-token window "
-                       "of half the layers" if windows else "")
-                    + ". The registry counts the gated experts" + (" and the window" if windows else "")
-                    + f": {ours:.1f} TFLOP/s. The publication's count matches the older FLOPs formula of "
-                    "Megatron-LM (gated factor 3/2 only under --swiglu) and NeMo (only when activation_func is "
-                    "F.silu), with no sliding-window term; GPT-OSS's gated activation is neither. Megatron-Bridge's "
-                    "later flop_utils (commit 0494433) tests gated_linear_unit and counts window_size, giving "
-                    "about the registry's figure.")
-    return None
+# Megatron-Bridge's model providers: the activation its older FLOPs count tests for the gated factor.
+MB_ACTIVATION = {"GPT-OSS-120B": "quick_gelu (GPTOSSProvider: gated_linear_unit=True, activation_func=quick_gelu, "
+                                 "window_size=(128, 0), window_attn_skip_freq=2)"}
+MB_FLOP_UTILS = "src/megatron/bridge/training/utils/flop_utils.py"
 
 
-def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> dict[str, Any]:
+def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[str, bool]] | None:
+    """(explanation, convention) reproducing a published figure the registry's count does not (None: none found).
+
+    The one convention found: Megatron-Bridge's flop_utils as of commit a5b3b5a4 multiplies the FFN by 3/2 (gated)
+    only when gated_linear_unit is set and activation_func is F.silu, and has no sliding-window term."""
+    if arch.moe is None or not arch.gated_ffn:
+        return None
+    windows = sorted({k.window for k in arch.attention.values() if k.window})
+    convention = {"gated_experts": False, "sliding_windows": False}
+    alt = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers, **convention)
+    if figures.relative_difference(row.tflops, alt) > TOLERANCE:
+        return None
+    activation = MB_ACTIVATION.get(row.model)
+    text = (f"A convention of the publication, not an error in the table: its {row.tflops:g} TFLOP/s is reproduced "
+            f"({alt:.1f}) by an earlier version of Megatron-Bridge's own FLOPs count ({MB_FLOP_UTILS} at commit "
+            "a5b3b5a4), "
+            "which applies the gated factor 3/2 only when gated_linear_unit is set and activation_func is F.silu, "
+            "and has no sliding-window term. "
+            + (f"{row.model}'s provider uses {activation}, so each routed expert counts as two matrices instead of "
+               "three" if activation else f"{row.model}'s experts then count as two matrices instead of three")
+            + (f" and every layer's core attention as full causal attention, ignoring the "
+               f"{'/'.join(str(w) for w in windows)}-token window of the sliding layers" if windows else "")
+            + ". The registry counts what the model computes (gated experts" + (", the window" if windows else "")
+            + f"): {ours:.1f} TFLOP/s. A later version of that file (commit 0494433) tests gated_linear_unit alone "
+            "and counts window_size, as the registry does.")
+    return text, convention
+
+
+def superseded_by_import(path: Path, source_url: str, commit: str | None) -> list[dict[str, Any]] | None:
+    """publication.superseded for the recipe at path re-imported from (source_url, commit): its earlier list, plus
+    its current publication when that is another document or commit (re-importing the same one keeps the list).
+    None when (source_url, commit) is already among the superseded: a later import replaced it, the recipe stays."""
+    if not path.exists():
+        return []
+    try:
+        old = yaml.safe_load(path.read_text(encoding="utf-8"))
+        pub = old.get("publication") or {}
+        earlier = list(pub.get("superseded") or [])
+        if any((e["url"], e.get("commit")) == (source_url, commit) for e in earlier):
+            return None
+        if (pub.get("url"), pub.get("commit")) == (source_url, commit):
+            return earlier
+        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), "line": pub.get("line"),
+                           "tokens_per_s_per_gpu": old["result"]["tokens_per_s_per_gpu"],
+                           "published_model_tflops_per_gpu": old["result"].get("published_model_tflops_per_gpu")}]
+    except yaml.MarkedYAMLError as exc:
+        where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
+        raise ValueError(f"{path}: the existing recipe is not valid YAML ({where}{exc.problem}); fix or remove the "
+                         "file and import again") from None
+    except (yaml.YAMLError, AttributeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: the existing recipe's publication cannot be read ({type(exc).__name__}: {exc}); "
+                         "fix or remove the file and import again") from None
+
+
+def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict[str, Any]]) -> list[str]:
+    notes = []
+    for e in superseded:
+        where = f"{e['url']} (line {e['line']})"
+        if (e["tokens_per_s_per_gpu"], e["published_model_tflops_per_gpu"]) == (row.tokens, row.tflops):
+            notes.append(f"The same row, with the same figures, is also published at {where}; this later import "
+                         "superseded it.")
+            continue
+        note = (f"An earlier publication of this row, {where}, stated {e['tokens_per_s_per_gpu']:g} tokens/s and "
+                f"{e['published_model_tflops_per_gpu']:g} TFLOP/s per GPU; this recipe carries the later figures.")
+        if arch is not None and e["published_model_tflops_per_gpu"]:
+            theirs = figures.model_tflops_per_gpu(arch, row.seq, e["tokens_per_s_per_gpu"], mtp_layers=row.mtp_layers)
+            if figures.relative_difference(e["published_model_tflops_per_gpu"], theirs) > TOLERANCE and \
+                    flops_figures(row, arch)[1] <= TOLERANCE:
+                note += (f" The earlier figures disagree with each other: {e['tokens_per_s_per_gpu']:g} tokens/s give "
+                         f"{theirs:.1f} TFLOP/s by the registry's count, not {e['published_model_tflops_per_gpu']:g}; "
+                         "the later document's figures agree.")
+        notes.append(note)
+    return notes
+
+
+def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
+          superseded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     gpu_type, per_node = SYSTEMS[row.system]
     gpu = catalog.gpus[gpu_type]
     card = catalog.models[row.model]
@@ -135,6 +196,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> di
                      f"{row.dp}); recorded as published.")
     if placement:
         notes.append(f"Pipeline placement: {placement}.")
+    notes.extend(_superseded_notes(row, arch, superseded or []))
     if gpu_type == "H100" and instance:
         notes.append(f"$/1M tokens prices the DGX-H100 throughput at the {instance} on-demand price (8 H100 per node).")
     result: dict[str, Any] = {
@@ -152,7 +214,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> di
             # Only a found explanation is written: an unexplained difference stays for check to flag.
             why = explain_flops(row, arch, ours)
             if why:
-                result["published_model_tflops_note"] = why
+                result["published_model_tflops_note"], result["published_model_tflops_convention"] = why
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
@@ -178,7 +240,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None) -> di
         },
         "result": result,
         "publication": {"url": source_url, "commit": commit, "release": row.release, "line": row.line,
-                        "system": row.system},
+                        "system": row.system, "superseded": superseded or []},
         "run": _run(row, source_url),
         "notes": "\n\n".join(notes) + "\n",
     }
@@ -212,6 +274,7 @@ class WriteReport:
     created: list[Path] = field(default_factory=list)
     updated: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)  # superseded by a later import: left as they are
 
 
 HEADER = "# Imported by `python -m generator import megatron-bridge`; re-importing the source updates this file.\n"

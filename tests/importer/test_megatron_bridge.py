@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,8 @@ SUMMARY_URL = ("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/df0289c180dd
                "docs/performance-summary.md")
 ARCHIVE_URL = ("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/4da7335ff4b7ea724ae1c26638684d49e0612fd9/"
                "docs/performance-summary-archive.md")
+SUMMARY_COMMIT = "df0289c180dd20ff26933455c7a0a11084f6a36f"
+ARCHIVE_COMMIT = "4da7335ff4b7ea724ae1c26638684d49e0612fd9"
 
 HEAD_SYSTEM = ("| Model | #-GPUs | Precision | GBS | MBS | Sequence Length | FSDP | TP | PP | CP | VP | EP | GA | "
                "Tokens / sec / GPU | Model TFLOP / sec / GPU |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -207,29 +210,66 @@ def _recipe_files(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in sorted((root / "recipes").rglob("*.yaml"))}
 
 
+def _recipe_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "recipes").rglob("mb-*.yaml"))}
+
+
 def test_import_is_idempotent_and_reimport_updates_in_place(tmp_root: Path) -> None:
-    parsed, report, problems = run_import(tmp_root, SUMMARY, SUMMARY_URL, "df0289c", dry_run=False)
+    parsed, report, problems = run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
     assert problems == [] and len(report.created) == 91
     first = _recipe_files(tmp_root)
     assert len(first) == 91
-    _, again, _ = run_import(tmp_root, SUMMARY, SUMMARY_URL, "df0289c", dry_run=False)
+    _, again, _ = run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
     assert (len(again.created), len(again.updated), len(again.unchanged)) == (0, 0, 91)
     assert _recipe_files(tmp_root) == first
-    _, archive, _ = run_import(tmp_root, ARCHIVE, ARCHIVE_URL, "4da7335", dry_run=False)
+    _, archive, _ = run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     assert (len(archive.created), len(archive.updated)) == (0, 91)
     after = _recipe_files(tmp_root)
     assert after.keys() == first.keys()  # updated, never duplicated
     assert not list((tmp_root / "recipes").rglob("*.tmp"))
 
 
+def test_importing_both_documents_twice_changes_no_byte(tmp_root: Path) -> None:
+    def both() -> list[tuple[int, int, int, int]]:
+        counts = []
+        for path, url, commit in ((SUMMARY, SUMMARY_URL, SUMMARY_COMMIT), (ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT)):
+            _, report, problems = run_import(tmp_root, path, url, commit, dry_run=False)
+            assert problems == []
+            counts.append((len(report.created), len(report.updated), len(report.unchanged), len(report.kept)))
+        return counts
+
+    assert both() == [(91, 0, 0, 0), (0, 91, 0, 0)]
+    first = _recipe_bytes(tmp_root)
+    # The summary's rows were superseded by the archive's: re-importing it keeps the archive's recipes.
+    assert both() == [(0, 0, 0, 91), (0, 0, 91, 0)]
+    assert _recipe_bytes(tmp_root) == first
+
+
+def test_committed_recipes_are_exactly_the_import_of_the_test_data(tmp_root: Path) -> None:
+    """The registry's mb-* recipes and the importer cannot drift: importing the kept documents in SOURCES.md's
+    order, with its URLs and commits, reproduces every committed recipe byte for byte, and no other."""
+    sources = dict(re.findall(r"^\| (performance-summary[\w-]*\.md) \| (\S+) \| [0-9a-f]{40} \|$",
+                              (DATA / "SOURCES.md").read_text(encoding="utf-8"), re.M))
+    assert sources == {SUMMARY.name: SUMMARY_URL, ARCHIVE.name: ARCHIVE_URL}
+    for path, url, commit in ((SUMMARY, SUMMARY_URL, SUMMARY_COMMIT), (ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT)):
+        assert commit in (DATA / "SOURCES.md").read_text(encoding="utf-8")
+        run_import(tmp_root, path, url, commit, dry_run=False)
+    imported = _recipe_bytes(tmp_root)
+    committed = _recipe_bytes(ROOT)
+    assert len(imported) == 91
+    assert sorted(imported) == sorted(committed)
+    for name, text in imported.items():
+        assert committed[name] == text, name
+
+
 def test_imported_recipes_pass_check_except_the_summary_error(tmp_root: Path) -> None:
-    run_import(tmp_root, SUMMARY, SUMMARY_URL, "df0289c", dry_run=False)
+    run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
     problems = check_registry(load_registry(tmp_root))
     # The summary's 26.02 Qwen3-30B-A3B on 16 H100 states 2557 tokens/s for 118 TFLOP/s (half what 118 needs);
     # the archive's later revision of the same row states 5113.
     assert [(p.path, p.field) for p in problems] == [
         ("recipes/qwen3-30b-a3b/h100/mb-26.02-dgx-h100-16gpu-fp8-cs.yaml", "result.published_model_tflops_per_gpu")]
-    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, "4da7335", dry_run=False)
+    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     assert check_registry(load_registry(tmp_root)) == []
 
 
@@ -248,7 +288,14 @@ def test_registry_recipes_flops_recompute() -> None:
         if r.result.published_model_tflops_note:
             noted += 1
             assert r.model == "GPT-OSS-120B" and "reproduced" in r.result.published_model_tflops_note
+            conv = r.result.published_model_tflops_convention
+            assert conv is not None and (conv.gated_experts, conv.sliding_windows) == (False, False)
+            theirs = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, r.result.tokens_per_s_per_gpu,
+                                                  gated_experts=False, sliding_windows=False)
+            assert diff > 0.10 and figures.relative_difference(
+                r.result.published_model_tflops_per_gpu, theirs) <= PUBLISHED_TFLOPS_TOLERANCE, loaded.id
         else:
+            assert r.result.published_model_tflops_convention is None
             assert diff <= PUBLISHED_TFLOPS_TOLERANCE, loaded.id
         assert r.publication is not None and r.publication.commit and r.publication.line
     assert noted == 9
@@ -256,8 +303,119 @@ def test_registry_recipes_flops_recompute() -> None:
     assert problems == []
 
 
+def _table_rows(path: Path) -> list[tuple[int, str, list[str], dict[str, str]]]:
+    """Every body row of every table under a release heading, scanned without the importer:
+    (line, release, cells, header -> cell)."""
+    rows = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    release = None
+    i = 0
+    while i < len(lines):
+        if m := re.match(r"^## (\d+\.\d+) NeMo Container$", lines[i]):
+            release = m.group(1)
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[-|]+\|$", lines[i + 1]):
+            header = [c.strip() for c in lines[i].strip("|").split("|")]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                assert release is not None
+                rows.append((i + 1, release, cells, dict(zip(header, cells, strict=False))))
+                i += 1
+            continue
+        i += 1
+    return rows
+
+
+def _figures(cell: str) -> list[float]:
+    """'37556 (36108)' -> [37556, 36108]; '744' -> [744]."""
+    return [float(x) for x in re.findall(r"[\d.]+", cell)]
+
+
+@pytest.mark.parametrize("path, url, skip_lines", [(SUMMARY, SUMMARY_URL, [175, 196]),
+                                                   (ARCHIVE, ARCHIVE_URL, [177, 198])])
+def test_every_table_row_of_both_documents_is_a_registry_recipe_or_a_skip(path: Path, url: str,
+                                                                          skip_lines: list[int]) -> None:
+    """Each of the 78 table rows of each document is accounted for in the committed registry: every configuration
+    of the row (two where its figures carry a parenthesised alternative) is a recipe that cites the document and
+    line, as its publication or as a superseded earlier publication, with the row's figures; a configuration that
+    is not is a skip the importer reports at that line."""
+    registry = load_registry(ROOT)
+    cites: dict[int, list[tuple[float, float | None]]] = {}
+    for loaded in registry.recipes:
+        pub = loaded.recipe.publication
+        if pub is None or not loaded.id.split("/")[-1].startswith("mb-"):
+            continue
+        res = loaded.recipe.result
+        if pub.url == url:
+            cites.setdefault(pub.line, []).append((res.tokens_per_s_per_gpu, res.published_model_tflops_per_gpu))
+        for old in pub.superseded:
+            if old.url == url:
+                cites.setdefault(old.line, []).append((old.tokens_per_s_per_gpu, old.published_model_tflops_per_gpu))
+    skips = {s.line: s.reason for s in mb.read(path).skips}
+    rows = _table_rows(path)
+    assert len(rows) == 78
+    assert {r[1] for r in rows} == {"25.09", "25.11", "26.02"}
+    assert sorted(skips) == skip_lines
+    for line, _, cells, by_header in rows:
+        tokens = _figures(by_header["Tokens / sec / GPU"])
+        tflops = _figures(by_header["Model TFLOP / sec / GPU"])
+        configurations = list(zip(tokens, tflops, strict=False))
+        found = sorted(cites.pop(line, []))
+        if len(tokens) == len(tflops) == 2 and line not in skips:
+            assert found == sorted(configurations), (line, cells)  # both configurations are recipes
+        else:
+            assert found == [configurations[0]], (line, cells)  # the row as written is a recipe ...
+            if len(tokens) + len(tflops) > 2:
+                assert line in skips, (line, cells)  # ... and its second configuration a reported skip
+            else:
+                assert line not in skips
+    assert cites == {}, "recipes cite lines that are no table row"
+
+
+def test_superseded_figures_are_kept_and_the_summary_error_noted() -> None:
+    by_id = {r.id: r.recipe for r in load_registry(ROOT).recipes}
+    qwen = by_id["qwen3-30b-a3b/h100/mb-26.02-dgx-h100-16gpu-fp8-cs"]
+    assert (qwen.result.tokens_per_s_per_gpu, qwen.publication.line) == (5113, 97)
+    (old,) = qwen.publication.superseded
+    assert (old.url, old.commit, old.line, old.tokens_per_s_per_gpu, old.published_model_tflops_per_gpu) == (
+        SUMMARY_URL, SUMMARY_COMMIT, 104, 2557, 118)
+    assert "2557 tokens/s give 58.8 TFLOP/s by the registry's count, not 118" in qwen.notes
+    llama = by_id["llama-3-70b/gb200/mb-26.02-dgx-gb200-64gpu-fp8-mx"]
+    assert [(o.line, o.tokens_per_s_per_gpu) for o in llama.publication.superseded] == [(69, 3887)]
+    assert "stated 3887 tokens/s and 1746 TFLOP/s per GPU; this recipe carries the later figures." in llama.notes
+
+
+def test_check_holds_a_stated_convention_to_the_tolerance(tmp_root: Path) -> None:
+    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
+    assert check_registry(load_registry(tmp_root)) == []
+    path = tmp_root / "recipes/gpt-oss-120b/h100/mb-25.11-dgx-h100-64gpu-bf16.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("published_model_tflops_per_gpu: 153.0", "published_model_tflops_per_gpu: 160.0"))
+    (problem,) = check_registry(load_registry(tmp_root))
+    assert problem.field == "result.published_model_tflops_convention"
+    assert "give 152.9 TFLOP/s, 4.41% from the published 160" in problem.message
+    # Without its explanation the 20% difference is flagged, convention or not.
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("  published_model_tflops_note:"))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("    "))
+    path.write_text("".join(lines[:start] + lines[end:]))
+    (problem,) = check_registry(load_registry(tmp_root))
+    assert problem.field == "result.published_model_tflops_per_gpu" and "20.07% apart" in problem.message
+
+
+def test_unreadable_existing_recipe_is_a_clear_problem(tmp_root: Path) -> None:
+    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
+    path = tmp_root / "recipes/llama-3-8b/h100/mb-25.11-dgx-h100-8gpu-fp8-cs.yaml"
+    path.write_text("publication: [unclosed\n")
+    _, report, problems = run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
+    assert report is None
+    assert problems == [f"{path}: the existing recipe is not valid YAML (line 2: expected ',' or ']', but got "
+                        "'<stream end>'); fix or remove the file and import again"]
+    assert path.read_text() == "publication: [unclosed\n"
+
+
 def test_check_flags_an_unexplained_difference(tmp_root: Path) -> None:
-    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, "4da7335", dry_run=False)
+    run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     path = tmp_root / "recipes/llama-3-8b/h100/mb-25.11-dgx-h100-8gpu-fp8-cs.yaml"
     path.write_text(path.read_text().replace("published_model_tflops_per_gpu: 744.0",
                                              "published_model_tflops_per_gpu: 760.0"))
@@ -268,10 +426,10 @@ def test_check_flags_an_unexplained_difference(tmp_root: Path) -> None:
 
 def test_cli_dry_run_writes_nothing(tmp_root: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "generator", "import", "megatron-bridge", str(ARCHIVE),
-                           "--source-url", ARCHIVE_URL, "--commit", "4da7335", "--dry-run"],
+                           "--source-url", ARCHIVE_URL, "--commit", ARCHIVE_COMMIT, "--dry-run"],
                           cwd=tmp_root, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "78 table row(s), 91 recipe(s): 91 new, 0 updated, 0 unchanged; 2 skip(s)" in proc.stdout
+    assert "78 table row(s), 91 recipe(s): 91 new, 0 updated, 0 unchanged, 0 kept; 2 skip(s)" in proc.stdout
     assert f"{ARCHIVE}:198: skipped:" in proc.stderr
     assert _recipe_files(tmp_root) == {}
 
