@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -18,7 +19,7 @@ EXIT_PREFLIGHT = 3
 EXIT_RUN_FAILED = 4  # the run crashed, exited non-zero or passed --timeout
 EXIT_BAD_LOG = 5  # too few steps, NaN loss, missing window, no step lines
 EXIT_CHANGE = 6  # tokens/s moved outside the tolerance and --accept-change was not given
-EXIT_LOCKED = 7
+EXIT_LOCKED = 7  # another remeasure holds the recipe's lock, or the recipe changed while it was measured
 EXIT_DECLINED = 8  # not confirmed at the prompt (or no terminal to ask and no --yes)
 EXIT_WRITE = 9  # the recipe or evidence file could not be written (disk, permissions)
 EXIT_INTERRUPTED = 130
@@ -30,7 +31,7 @@ EXIT_TABLE = f"""exit codes:
   {EXIT_RUN_FAILED}    the run failed: crashed, non-zero exit, or --timeout passed
   {EXIT_BAD_LOG}    the log cannot give figures: too few steps, NaN loss, window missing, no step lines
   {EXIT_CHANGE}    tokens/s changed beyond tolerance; not written (pass --accept-change to write)
-  {EXIT_LOCKED}    another remeasure of the same recipe holds its lock
+  {EXIT_LOCKED}    another remeasure of the same recipe holds its lock (or the file changed during the run)
   {EXIT_DECLINED}    the launch was not confirmed (answer y, or pass --yes)
   {EXIT_WRITE}    the recipe or its evidence file could not be written (disk full, permissions)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the run's process group was ended, nothing written
@@ -92,7 +93,22 @@ def _yaml_str(value: str) -> str:
     return value if plain_ok and value.strip() == value else json.dumps(value)
 
 
-def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, old_path: Path, new_path: Path) -> str:
+def _replace_top_block(text: str, key: str, replacement: str) -> str:
+    """The top-level `key:` block (its line and every deeper or blank line after it) replaced by `replacement`."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
+    if start is None:
+        return text
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
+        end += 1
+    return "".join(lines[:start]) + replacement + "".join(lines[end:])
+
+
+def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: str | None, old_path: Path,
+                 new_path: Path) -> str:
+    """The recipe rewritten for the GPUs present, status measured: its correctness evidence stays behind (it was
+    gathered on the original's hardware) until the tests or the convergence check are run on these GPUs."""
     from runner.writeback import splice
 
     recipe = loaded.recipe
@@ -106,7 +122,14 @@ def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, old_path: 
     }
     if "instance" in loaded.data["gpu"]:
         changes[("gpu", "instance")] = _yaml_str(matches[0]) if len(matches) == 1 else "null"
+    if gpu_name and "gpu_name" in loaded.data["stack"]:
+        changes[("stack", "gpu_name")] = _yaml_str(gpu_name)
     out = splice(text, changes)
+    if "correctness" in loaded.data:
+        out = _replace_top_block(out, "correctness", (
+            f"# The correctness evidence of {loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"
+            f"# tests or `python -m runner convergence --write` on {gpu_type} to make this recipe verified.\n"
+            "correctness: null\n"))
     first, _, rest = out.partition("\n")
     for old in (str(old_path), old_path.as_posix()):
         if first.startswith("#") and old.split("recipes/", 1)[-1] in first:
@@ -183,7 +206,8 @@ def remeasure(args: argparse.Namespace) -> int:
             _err(f"--as-new: {target} exists already; choose another NAME")
             return EXIT_USAGE
         try:
-            target_text = _as_new_text(text, loaded, catalog, new_type, path, target)
+            name = found_gpus.names[0] if found_gpus and found_gpus.names else None
+            target_text = _as_new_text(text, loaded, catalog, new_type, name, path, target)
         except WriteError as exc:
             _err(f"--as-new: {exc}")
             return EXIT_USAGE
@@ -197,81 +221,80 @@ def remeasure(args: argparse.Namespace) -> int:
         })
 
     runs_dir = root / ".openrecipes-runs"
+    held = contextlib.ExitStack()
     try:
-        lock = recipe_lock(runs_dir, target)
-        lock.__enter__()
+        held.enter_context(recipe_lock(runs_dir, target))
     except LockHeld as exc:
         _err(str(exc))
         return EXIT_LOCKED
-    try:
-        results = []
-        command = None
-        source = "from-log" if args.from_log else "launch"
-        nccl = None
-        if args.from_log:
-            for log_name in args.from_log:
-                log = parse_file(Path(log_name), fmt)
-                nccl = nccl or log.nccl_version
-                results.append(measure.run_figures(recipe, catalog, log))
-            last = max((r.log.last_time for r in results if r.log.last_time), default=None)
-            measured = last.date() if last else dt.datetime.now(dt.UTC).date()
-            log_tail = tail(Path(args.from_log[-1]))
-        else:
-            workdir = Path(args.workdir).resolve()
-            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = runs_dir / loaded.id / stamp
-            run_dir.mkdir(parents=True, exist_ok=True)
-            script = run_dir / "run.sh"
-            script.write_text(recipe.run, encoding="utf-8")
-            env = dict(os.environ) | dict(recipe.env)
-            command = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
-            _info(out, f"recipe: {loaded.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:")
-            for line in recipe.run.splitlines():
-                _info(out, f"  | {line}")
-            if not args.yes:
-                if not sys.stdin.isatty():
-                    _err("no terminal to confirm the launch on: pass --yes to run without asking")
-                    return EXIT_DECLINED
-                answer = input("Launch? [y/N] ").strip().lower()
-                if answer not in ("y", "yes"):
-                    _err("not launched")
-                    return EXIT_DECLINED
-            wl = recipe.workload
-            log_path = run_dir / "run1.log"
-            for i in range(runs):
-                log_path = run_dir / f"run{i + 1}.log"
-                _info(out, f"run {i + 1}/{runs}: log {log_path}")
-                launched = run_script(
-                    script, env, workdir, log_path, fmt or "openrecipes", recipe.result.steps_per_run,
-                    wl.global_batch * wl.row_tokens, recipe.gpu.count, args.timeout, out, progress=not args.json,
-                )
-                log = launched.parsed if fmt else parse_file(log_path, None)
-                if not log.steps:
-                    raise LogError(f"{log_path}: no {fmt or 'known-format'} training step lines in the run's output")
-                nccl = nccl or log.nccl_version
-                results.append(measure.run_figures(recipe, catalog, log, launched.wall_seconds))
-            measured = dt.datetime.now(dt.UTC).date()
-            log_tail = tail(log_path)
-        m = measure.combine(recipe, results, measured)
-    except LogError as exc:
-        _err(f"{exc}\nnothing written")
-        return EXIT_BAD_LOG
-    except RunFailed as exc:
-        _err(str(exc))
-        return EXIT_RUN_FAILED
-    except Interrupted as exc:
-        _err(str(exc))
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        _err("interrupted; nothing written")
-        return EXIT_INTERRUPTED
-    except OSError as exc:
-        _err(f"{exc.filename or ''}: {exc.strerror or exc}")
-        return EXIT_WRITE
-    try:
-        return _finish(args, out, loaded, recipe, m, target, target_text, found_gpus, nccl, command, source, log_tail)
-    finally:
-        lock.__exit__(None, None, None)
+    with held:  # the lock is released on every way out
+        try:
+            results = []
+            command = None
+            source = "from-log" if args.from_log else "launch"
+            nccl = None
+            if args.from_log:
+                for log_name in args.from_log:
+                    log = parse_file(Path(log_name), fmt)
+                    nccl = nccl or log.nccl_version
+                    results.append(measure.run_figures(recipe, catalog, log))
+                last = max((r.log.last_time for r in results if r.log.last_time), default=None)
+                measured = last.date() if last else dt.datetime.now(dt.UTC).date()
+                log_tail = tail(Path(args.from_log[-1]))
+            else:
+                workdir = Path(args.workdir).resolve()
+                stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+                run_dir = runs_dir / loaded.id / stamp
+                run_dir.mkdir(parents=True, exist_ok=True)
+                script = run_dir / "run.sh"
+                script.write_text(recipe.run, encoding="utf-8")
+                env = dict(os.environ) | dict(recipe.env)
+                command = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
+                _info(out, f"recipe: {loaded.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:")
+                for line in recipe.run.splitlines():
+                    _info(out, f"  | {line}")
+                if not args.yes:
+                    if not sys.stdin.isatty():
+                        _err("no terminal to confirm the launch on: pass --yes to run without asking")
+                        return EXIT_DECLINED
+                    answer = input("Launch? [y/N] ").strip().lower()
+                    if answer not in ("y", "yes"):
+                        _err("not launched")
+                        return EXIT_DECLINED
+                wl = recipe.workload
+                log_path = run_dir / "run1.log"
+                for i in range(runs):
+                    log_path = run_dir / f"run{i + 1}.log"
+                    _info(out, f"run {i + 1}/{runs}: log {log_path}")
+                    launched = run_script(
+                        script, env, workdir, log_path, fmt or "openrecipes", recipe.result.steps_per_run,
+                        wl.global_batch * wl.row_tokens, recipe.gpu.count, args.timeout, out, progress=not args.json,
+                    )
+                    log = launched.parsed if fmt else parse_file(log_path, None)
+                    if not log.steps:
+                        raise LogError(f"{log_path}: no {fmt or 'known-format'} training step lines in the run's output")
+                    nccl = nccl or log.nccl_version
+                    results.append(measure.run_figures(recipe, catalog, log, launched.wall_seconds))
+                measured = dt.datetime.now(dt.UTC).date()
+                log_tail = tail(log_path)
+            m = measure.combine(recipe, results, measured)
+        except LogError as exc:
+            _err(f"{exc}\nnothing written")
+            return EXIT_BAD_LOG
+        except RunFailed as exc:
+            _err(str(exc))
+            return EXIT_RUN_FAILED
+        except Interrupted as exc:
+            _err(str(exc))
+            return EXIT_INTERRUPTED
+        except KeyboardInterrupt:
+            _err("interrupted; nothing written")
+            return EXIT_INTERRUPTED
+        except OSError as exc:
+            _err(f"{exc.filename or ''}: {exc.strerror or exc}")
+            return EXIT_WRITE
+        return _finish(args, out, loaded, recipe, m, target, target_text, found_gpus, nccl, command, source,
+                       log_tail)
 
 
 def _instance_of(text: str) -> str | None:
@@ -281,11 +304,29 @@ def _instance_of(text: str) -> str | None:
     return None if value is None else str(value)
 
 
+GPU_HOURS_NOTE = {
+    "launch": "GPUs x the median run's wall time under the runner, launch to exit (start-up included)",
+    "from-log": "GPUs x the median run's span from its log's first to its last timestamp (start-up before the first "
+    "timestamped line not counted)",
+}
+
+
+def _display(path: Path) -> str:
+    """The path relative to the working folder where it lies below it (diff headers, messages)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: Any, target: Path, target_text: str,
             found_gpus: Any, nccl: str | None, command: str | None, source: str, log_tail: list[str]) -> int:
+    from generator.load import recipe_id as id_of
     from runner import environment, evidence, measure
     from runner.writeback import WriteError, atomic_write, result_changes, rounded, splice, unified_diff
 
+    root = Path(args.root).resolve() if args.root else find_root(target)
+    recipe_id = id_of(target, root / "recipes") if args.as_new else loaded.id
     fields = m.result_fields()
     written = {k: rounded(k, v) for k, v in fields.items()}
     if m.gpu_hours is None:
@@ -305,7 +346,7 @@ def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: 
     _info(out, gate_text)
     refused = bool(g.outside and not args.accept_change and not args.as_new)
     report = {
-        "recipe": loaded.id if not args.as_new else str(target),
+        "recipe": recipe_id,
         "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
         "usd_per_million_tokens": m.median.usd_per_million_tokens,
         "mfu": m.median.mfu,
@@ -328,12 +369,15 @@ def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: 
         "dry_run": bool(args.dry_run),
         "wrote": False,
     }
+    changes = result_changes(fields)
+    if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
+        changes[("result", "gpu_hours_note")] = _yaml_str(GPU_HOURS_NOTE[source])
     try:
-        new_text = splice(target_text, result_changes(fields))
+        new_text = splice(target_text, changes)
     except WriteError as exc:
         _err(f"{target}: {exc}")
         return EXIT_USAGE
-    name = str(target)
+    name = _display(target)
     old_text = target_text if args.as_new is None else ""
     if args.dry_run:
         print(unified_diff(old_text, new_text, name) or "(no change)", file=out)
@@ -342,15 +386,22 @@ def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: 
         _err(f"not written: {gate_text}. If the change is real, run again with --accept-change.")
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
+        # Under the lock no other remeasure writes this file, but a hand edit may have: never overwrite it.
+        now = target.read_text(encoding="utf-8") if target.exists() else None
+        if now != (None if args.as_new else target_text):
+            _err(f"{target} changed while it was being measured (edited meanwhile?); nothing written. Run again.")
+            return EXIT_LOCKED
         existing = evidence.read(evidence.path_for(target)) if not args.as_new else None
         data = evidence.build(
-            recipe, loaded.id, written | {"measured": m.measured}, m, source, command, env, diffs, log_tail, existing
+            recipe, recipe_id, written | {"measured": m.measured}, m, source, command, env, diffs, log_tail, existing
         )
         atomic_write(evidence.path_for(target), evidence.dumps(data))
         atomic_write(target, new_text)
         report["wrote"] = True
         print(unified_diff(old_text, new_text, name) or f"{name}: figures unchanged at the stated precision", file=out)
-        print(f"wrote {target} and {evidence.path_for(target).name}", file=out)
+        print(f"wrote {name} and {evidence.path_for(target).name}", file=out)
+        if args.as_new:
+            print(f"{name} is a new recipe: review its author, notes and correctness before committing it", file=out)
     if args.json:
         print(json.dumps(report, indent=1, default=str))
     return EXIT_CHANGE if refused else EXIT_OK

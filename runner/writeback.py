@@ -114,19 +114,34 @@ def _scalar_span(lines: list[str], line: int, col: int) -> tuple[int, int]:
     return col, m.start() if m else len(text.rstrip("\n"))
 
 
+def _continuation(lines: list[str], line: int, key_indent: int) -> int:
+    """Lines after `line` that continue a multi-line plain scalar (indented deeper than its key)."""
+    n = 0
+    while line + n + 1 < len(lines):
+        text = lines[line + n + 1]
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#") or len(text) - len(text.lstrip(" ")) <= key_indent:
+            break
+        n += 1
+    return n
+
+
 def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
     """Replaces the scalar at each key path with new text (YAML); missing result keys are inserted."""
     doc = load_rt(text)
     lines = text.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []  # line, start col, end col, replacement
-    inserts: list[tuple[int, str]] = []
+    # (line, start col, last line, end col on the last line, replacement); an insert is (line, -1, ...).
+    edits: list[tuple[int, int, int, int, str]] = []
+    finals: dict[tuple[str, ...], str] = {}
     for path, new in changes.items():
         parent = doc
         for part in path[:-1]:
             parent = parent[part]
         key = path[-1]
+        finals[path] = new
         if key not in parent:
-            inserts.append(_insertion(parent, key, new, lines))
+            at, new_line = _insertion(parent, key, new, lines)
+            edits.append((at, -1, at, -1, new_line))
             continue
         value = parent[key]
         line, col = parent.lc.value(key)
@@ -136,7 +151,7 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
             close = text_line.find("]", col)
             if text_line[col : col + 1] != "[" or close < 0:
                 raise WriteError(f"{'.'.join(path)}: a flow sequence spanning lines cannot be replaced")
-            edits.append((line, col, close + 1, new))
+            edits.append((line, col, line, close + 1, new))
             continue
         if hasattr(value, "lc") and isinstance(value, list):
             new_items = [s.strip() for s in new.strip("[]").split(",")]
@@ -145,7 +160,7 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
             for i in range(len(value)):
                 item_line, item_col = value.lc.item(i)
                 start, end = _scalar_span(lines, item_line, item_col)
-                edits.append((item_line, start, end, new_items[i]))
+                edits.append((item_line, start, item_line, end, new_items[i]))
             continue
         if isinstance(value, dict):
             raise WriteError(f"{'.'.join(path)}: is a mapping, not a scalar")
@@ -153,17 +168,33 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
         old = lines[line][start:end]
         if old[:1] in "'\"" and not new.startswith(("'", '"', "[")) and new != "null":
             new = old[0] + new + old[0]  # keep the recipe's quoting
-        edits.append((line, start, end, new))
-    for line, start, end, new in sorted(edits, reverse=True):
-        lines[line] = lines[line][:start] + new + lines[line][end:]
-    for at, new_line in sorted(inserts, reverse=True):
-        lines.insert(at, new_line)
+            finals[path] = new
+        last = line
+        if old[:1] not in "'\"":
+            last += _continuation(lines, line, parent.lc.key(key)[1])
+        if last > line:  # a plain scalar folded over several lines: the new value replaces all of them
+            tail = lines[last]
+            m = _PLAIN_END.search(tail, len(tail) - len(tail.lstrip(" ")))
+            end = m.start() if m else len(tail.rstrip("\r\n"))
+        edits.append((line, start, last, end, new))
+    # Bottom up, so that no edit moves the lines of one still to come.
+    for line, start, last, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        if start < 0:
+            lines.insert(line, new)
+        else:
+            lines[line : last + 1] = [lines[line][:start] + new + lines[last][end:]]
     out = "".join(lines)
     try:
         reread = load_rt(out)
     except Exception as exc:  # noqa: BLE001 - any parse failure of our own output is a bug to report, not write
         raise WriteError(f"internal error: the updated text does not parse ({exc}); nothing written") from None
     _verify(doc, reread, set(changes))
+    for path, new in finals.items():
+        node = reread
+        for part in path:
+            node = node[part]
+        if _plain(node) != _plain(load_rt(f"v: {new}\n")["v"]):
+            raise WriteError(f"internal error: {'.'.join(path)} reads back as {node!r}, not {new}; nothing written")
     return out
 
 

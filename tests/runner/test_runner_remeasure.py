@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import signal
@@ -73,12 +74,24 @@ def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_di
     assert report["window"] == [5, 19] and report["steps"] == 20
     after = recipe.read_text()
     assert outside_result(after) == outside_result(before)  # byte-exact outside result
-    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
-    assert changed == [
-        ("  tokens_per_s_per_gpu: 1178.1", f"  tokens_per_s_per_gpu: {hand['tokens_per_s_per_gpu']:.1f}"),
-        ("  step_time_cv_percent: 2.19", f"  step_time_cv_percent: {hand['step_time_cv_percent']:.2f}"),
-        ("  mfu: 0.2194", f"  mfu: {hand['mfu']:.4f}"),
-        ("  gpu_hours: 5.69", "  gpu_hours: 4.83"),  # 8 GPUs x the log's first-to-last timestamp
+    diff = [ln for ln in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if ln[:1] in "+-" and ln[:3] not in ("---", "+++")]
+    assert diff == [
+        "-  tokens_per_s_per_gpu: 1178.1",
+        f"+  tokens_per_s_per_gpu: {hand['tokens_per_s_per_gpu']:.1f}",
+        "-  step_time_cv_percent: 2.19",
+        "-  mfu: 0.2194",
+        f"+  step_time_cv_percent: {hand['step_time_cv_percent']:.2f}",
+        f"+  mfu: {hand['mfu']:.4f}",
+        # $/1M rounds to the same 1.62; the date is the log's own; 8 GPUs x the log's first-to-last timestamp,
+        # and the note now says so (the old one described the old figure, over two lines).
+        "-  gpu_hours: 5.69",
+        "-  gpu_hours_note: GPUs x (scheduler admission to finish), including startup; the same run is the candidate "
+        "arm of the",
+        "-    convergence check",
+        "+  gpu_hours: 4.83",
+        "+  gpu_hours_note: GPUs x the median run's span from its log's first to its last timestamp (start-up before "
+        "the first timestamped line not counted)",
     ]
     ev = json.loads(recipe.with_name("attune-tp2-pp4-split13.evidence.json").read_text())
     assert ev["history"][0]["tokens_per_s_per_gpu"] == 1178.1 and ev["history"][0]["source"] == "recipe"
@@ -293,3 +306,30 @@ def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) ->
     assert loaded.recipe.gpu.type == "H200" and loaded.recipe.result.usd_per_million_tokens is None
     assert loaded.recipe.result.mfu == pytest.approx(6 * N * loaded.recipe.result.tokens_per_s_per_gpu / 989.0e12, abs=1e-4)
     assert 0 < loaded.recipe.result.gpu_hours < 0.01
+    # The H100 correctness evidence does not travel to the H200: the new recipe is measured, not verified.
+    assert loaded.recipe.correctness is None
+    assert "# The correctness evidence of gemma-4-31b/h100/attune-tp2-pp4-split13 (H100) is not carried over" in text
+    ev = json.loads(new.with_name("fixture-on-h200.evidence.json").read_text())
+    assert ev["recipe"] == "gemma-4-31b/h200/fixture-on-h200" and ev["inputs"]["gpu_type"] == "H200"
+    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path,
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert check.returncode == 0, check.stdout  # both recipes, and the new one against its evidence
+    assert "2 recipe(s) checked, no problems" in check.stdout
+
+
+def test_a_recipe_edited_during_the_run_is_not_overwritten(tmp_path: Path) -> None:
+    recipe = launch_recipe(tmp_path, extra="--sleep 0.1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runner", "remeasure", str(recipe), "--workdir", str(HERE), "--yes"],
+        cwd=ROOT, env=dict(os.environ) | H100_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not list((tmp_path / ".openrecipes-runs").rglob("run1.log")):
+        time.sleep(0.05)
+    edited = recipe.read_text() + "# a note added by hand while the run was going\n"
+    recipe.write_text(edited)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == cli.EXIT_LOCKED, err
+    assert "changed while it was being measured" in err and "nothing written" in err
+    assert recipe.read_text() == edited
+    assert not recipe.with_name(recipe.stem + ".evidence.json").exists()

@@ -66,3 +66,24 @@ def test_placeholder_result_nulls_flow_window_and_missing_keys() -> None:
         "result:\n  tokens_per_s_per_gpu: 294.3\n  mfu: 0.0022\n  measured: 2026-12-02\n  window: [5, 19]\n"
         "  window_tokens: 491520\n  runs: 1\n  gpu_hours: 0.50\nrun: |\n  x\n"
     )
+
+
+def test_a_plain_scalar_folded_over_lines_is_replaced_whole() -> None:
+    out = splice(TEXT, {("result", "note"): '"one line now"', ("result", "mfu"): "0.3",
+                        ("result", "step_time_cv_percent"): "2.19"})
+    assert out == TEXT.replace("  note: a long plain scalar that runs on\n    to a second line\n",
+                               '  note: "one line now"\n').replace(
+        "  mfu: 0.2194\n", "  step_time_cv_percent: 2.19\n  mfu: 0.3\n")
+    # ... and by a value that folds again, with what follows it untouched.
+    out = splice(TEXT, {("result", "note"): "first part\n    second part"})
+    assert out.endswith("  note: first part\n    second part\ntail: [1, 2]\n")
+
+
+def test_the_reference_recipe_gpu_hours_note_spans_two_lines() -> None:
+    text = REFERENCE.read_text(encoding="utf-8")
+    out = splice(text, {("result", "gpu_hours"): "0.0052", ("result", "gpu_hours_note"): "GPUs x the run's wall time"})
+    removed = [ln for ln in text.splitlines() if ln not in out.splitlines()]
+    assert removed == ["  gpu_hours: 5.69",
+                       "  gpu_hours_note: GPUs x (scheduler admission to finish), including startup; the same run is "
+                       "the candidate arm of the", "    convergence check"]
+    assert "  gpu_hours: 0.0052\n  gpu_hours_note: GPUs x the run's wall time\ncorrectness:\n" in out
