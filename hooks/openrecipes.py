@@ -43,10 +43,12 @@ def on_files(files, config):  # noqa: ANN001, ANN201
     from generator.site.live import load_registry_memo, write_if_changed
 
     registry = load_registry_memo(ROOT)
-    for problem in registry.problems:
-        # A recipe that does not load is left out and reported (fatal under --strict).
+    problems = list(registry.problems)
+    pages = render_site(registry, problems)
+    for problem in problems:
+        # A recipe (or evidence file) that does not load is left out and reported (fatal under --strict).
         log.warning("openrecipes: %s", problem)
-    for path, page in render_site(registry).items():
+    for path, page in pages.items():
         level = InclusionLevel.UNDEFINED if (page.in_nav or not path.endswith(".md")) else InclusionLevel.NOT_IN_NAV
         existing = files.get_file_from_path(path)
         if existing is not None:

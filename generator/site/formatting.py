@@ -52,11 +52,35 @@ def percent_value(value: float | None, places: int = 2) -> str:
     return DASH if value is None else f"{value:,.{places}f}%"
 
 
-def mfu(fraction: float | None, active_params: int, note: str | None = None) -> str:
+def peak_name(precision: str) -> str:
+    """'fp8' -> 'FP8': the catalog's peak key as the site names it."""
+    return precision.upper()
+
+
+def mfu(fraction: float | None, active_params: int, note: str | None = None, peak: str | None = None) -> str:
+    """The card's MFU. `peak` names the precision's peak when it is not the default BF16 one (reported rows)."""
     if fraction is None:
         return DASH
-    text = f"{percent(fraction)} (N = {integer(active_params)} active parameters per token)"
+    against = f" of the {peak_name(peak)} dense peak" if peak else ""
+    text = f"{percent(fraction)}{against} (N = {integer(active_params)} active parameters per token)"
     return f"{text}; {note}" if note else text
+
+
+def mfu_cell(fraction: float | None, peak: str | None = None) -> str:
+    """MFU in a table: '34.3% (FP8 peak)' for a row measured against its precision's peak, else '21.9%'."""
+    if fraction is None:
+        return DASH
+    return f"{percent(fraction)} ({peak_name(peak)} peak)" if peak else percent(fraction)
+
+
+def signed_percent(fraction: float, places: int = 0) -> str:
+    """+0.585 -> '+58%', -0.031 -> '-3%'."""
+    return f"{fraction * 100:+,.{places}f}%"
+
+
+def speedup(before: float, after: float, change: float) -> str:
+    """'743.4 \u2192 1,178.1, +58%': tokens/s per GPU of the reference, of the recipe, and the change."""
+    return f"{number(before, 1)} \u2192 {number(after, 1)}, {signed_percent(change)}"
 
 
 def date(value: dt.date | None) -> str:

@@ -24,6 +24,8 @@ from markupsafe import Markup
 
 from generator.check import Registry
 from generator.load import LoadedRecipe
+from generator.problems import Problem
+from generator.site import evidence as evidence_view
 from generator.site import formatting as fmt
 from generator.site import schema_doc, views
 
@@ -74,7 +76,47 @@ def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registr
     return env.get_template("card.html.j2").render(card=views.card(loaded, registry.catalog, src))
 
 
-def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> Page:
+def _json_script(value: Any) -> Markup:
+    """JSON for a <script type="application/json">: "<", ">" and "&" escaped so no text can close the element."""
+    data = json.dumps(value, allow_nan=False)
+    return Markup(data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _published(loaded: LoadedRecipe) -> dict[str, str] | None:
+    pub = loaded.recipe.publication
+    url = fmt.safe_url(pub.url) if pub else None
+    if pub is None or url is None or not views.is_reported(loaded):
+        return None
+    where = [part for part in (f"release {pub.release}" if pub.release else None, pub.system,
+                               f"line {pub.line}" if pub.line else None) if part]
+    return {"url": url, "name": url.rstrip("/").rsplit("/", 1)[-1] or url, "where": ", ".join(where)}
+
+
+def _reference(loaded: LoadedRecipe, by_id: dict[str, LoadedRecipe], src: str) -> dict[str, str] | None:
+    ref = views.named_reference(loaded, by_id)
+    if ref is None:
+        return None
+    return {"href": views.href(src, views.recipe_src(ref)), "name": ref.id.split("/")[-1],
+            "label": ref.recipe.layout.label, "speedup": views.speedup_text(ref, loaded)}
+
+
+def _evidence_ctx(ev: evidence_view.Evidence | None, loaded: LoadedRecipe, src: str) -> dict[str, Any] | None:
+    if ev is None or not ev.text or ev.problems:
+        return None
+    steps = evidence_view.steps_chart(ev)
+    chart_id = "chart-steps-" + views.slug(loaded.id)
+    return {
+        "steps": {"id": chart_id, "json": _json_script(steps)} if steps else None,
+        "history": {"id": "chart-history-" + views.slug(loaded.id), "json": _json_script(ev.history_points)}
+        if len(ev.history_points) >= 2 else None,
+        "history_rows": ev.history, "runs": ev.runs, "source": ev.source,
+        "window": f"steps {ev.window[0]}{fmt.DASH}{ev.window[1]}" if ev.window else None,
+        "href": views.href(src, views.evidence_src(loaded)), "name": views.evidence_src(loaded).rsplit("/", 1)[-1],
+    }
+
+
+def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry,
+                 by_id: dict[str, LoadedRecipe], ev: evidence_view.Evidence | None) -> Page:
     cat = registry.catalog
     r = loaded.recipe
     src = views.recipe_src(loaded)
@@ -83,6 +125,14 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
     except OSError:
         source = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
     ctx = {
+        "published": _published(loaded),
+        "reference": _reference(loaded, by_id, src),
+        "evidence": _evidence_ctx(ev, loaded, src),
+        "superseded": [{"url": fmt.safe_url(s.url), "text": s.url, "commit": s.commit or fmt.DASH,
+                        "line": str(s.line) if s.line else fmt.DASH, "tokens": fmt.tokens_per_s(s.tokens_per_s_per_gpu),
+                        "tflops": fmt.stated(s.published_model_tflops_per_gpu)
+                        if s.published_model_tflops_per_gpu is not None else fmt.DASH}
+                       for s in (r.publication.superseded if r.publication else [])],
         "card_html": Markup(render_card(env, loaded, registry)),
         "status": r.status.value,
         "status_meaning": views.STATUS_MEANING[r.status.value],
@@ -117,9 +167,7 @@ def _rows(recipes: list[LoadedRecipe], registry: Registry, page: str) -> list[di
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
     points = views.chart_points(recipes, registry.catalog)
-    # JSON inside <script type="application/json">: "<" escaped so no text can close the element.
-    data = json.dumps(points).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return {"id": chart_id, "json": Markup(data), "count": len(points)}
+    return {"id": chart_id, "json": _json_script(points), "count": len(points)}
 
 
 def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict[str, list[LoadedRecipe]]:
@@ -168,6 +216,7 @@ def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]
     cat = registry.catalog
     pages: dict[str, Page] = {}
     models = _by(registry.recipes, lambda x: x.recipe.model)
+    by_id = {x.id: x for x in registry.recipes}
     index_rows = []
     for model, group in models.items():
         src = views.model_src(cat, model)
@@ -182,6 +231,7 @@ def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]
                           ("Attention heads", str(a.attention_heads)), ("Vocabulary", fmt.integer(a.vocab_size))]
         body = env.get_template("group.md.j2").render(
             heading=f"{model}", kind="model", facts=facts, rows=_rows(group, registry, src),
+            references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model)), all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(model, body), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
@@ -196,8 +246,8 @@ def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]
             facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
                      ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
         body = env.get_template("group.md.j2").render(
-            heading=f"{gpu_type}", kind="GPU", facts=facts, rows=_rows(group, registry, src),
-            chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
+            heading=f"{gpu_type}", kind="GPU", facts=facts, rows=_rows(group, registry, src), references=[],
+            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(gpu_type, body), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
     pages["gpus/index.md"] = Page(_markdown("GPUs", env.get_template("list.md.j2").render(
@@ -263,9 +313,9 @@ def _exports(registry: Registry) -> dict[str, Page]:
     }
 
 
-# Recipe pages by (id, file bytes, catalog, templates): a pure function's results, reused across the rebuilds
-# of one `mkdocs serve` process (see generator.site.live).
-_PAGES: dict[tuple[str, str, str], Page] = {}
+# Recipe pages by (id, file bytes, evidence bytes, reference, catalog, templates): a pure function's results,
+# reused across the rebuilds of one `mkdocs serve` process (see generator.site.live).
+_PAGES: dict[tuple[str, ...], Page] = {}
 
 
 def _inputs_key(registry: Registry) -> str:
@@ -274,24 +324,40 @@ def _inputs_key(registry: Registry) -> str:
     return fingerprint(list((registry.root / "catalog").rglob("*.yaml")) + list(TEMPLATES.glob("*.j2")))
 
 
-def render_site(registry: Registry) -> dict[str, Page]:
-    """Every generated page and download of the site, keyed by its docs path."""
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def render_site(registry: Registry, problems: list[Problem] | None = None) -> dict[str, Page]:
+    """Every generated page and download of the site, keyed by its docs path.
+
+    Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
     env = environment()
     pages: dict[str, Page] = {"index.md": _home(env, registry), "recipes.md": _all_recipes(env, registry)}
     inputs = _inputs_key(registry)
+    by_id = {x.id: x for x in registry.recipes}
     live = set()
     for loaded in registry.recipes:
         try:
             text = loaded.path.read_text(encoding="utf-8")
         except OSError:
             text = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
-        key = (loaded.id, hashlib.sha256(text.encode()).hexdigest(), inputs)
+        ev = evidence_view.read(loaded)
+        for message in ev.problems if ev else []:
+            if problems is not None:
+                problems.append(Problem(views.evidence_display(loaded), 1, 1, "(document)",
+                                        f"{message}; left out of the page"))
+        ref = views.named_reference(loaded, by_id)
+        ref_key = f"{ref.id}={ref.recipe.result.tokens_per_s_per_gpu!r}={ref.recipe.layout.label}" if ref else ""
+        key = (loaded.id, _digest(text), _digest(ev.text) if ev else "", ref_key, inputs)
         live.add(key)
         page = _PAGES.get(key)
         if page is None:
-            page = _PAGES[key] = _recipe_page(env, loaded, registry)
+            page = _PAGES[key] = _recipe_page(env, loaded, registry, by_id, ev)
         pages[views.recipe_src(loaded)] = page
         pages[views.yaml_src(loaded)] = Page(text)
+        if ev is not None and ev.text and not ev.problems:
+            pages[views.evidence_src(loaded)] = Page(ev.text)
     for stale in set(_PAGES) - live:
         del _PAGES[stale]
     pages.update(_group_pages(env, registry))

@@ -19,6 +19,9 @@ from generator.catalog import Catalog
 from generator.load import LoadedRecipe
 from generator.site import formatting as fmt
 
+ORIGIN_MEASURED = "measured here"  # measured or verified: figures from our own runs
+ORIGIN_PUBLISHED = "published"  # reported: figures taken from a publication
+
 STATUS_MEANING = {
     "verified": "measured, and its correctness evidence (component tests and/or a convergence check) passes",
     "measured": "measured on real hardware; no passing correctness evidence yet",
@@ -61,6 +64,15 @@ def yaml_src(loaded: LoadedRecipe) -> str:
     return f"recipes/{loaded.id}.yaml"
 
 
+def evidence_src(loaded: LoadedRecipe) -> str:
+    return f"recipes/{loaded.id}.evidence.json"
+
+
+def evidence_display(loaded: LoadedRecipe) -> str:
+    """The evidence file's path as problems name it (beside the recipe's display path)."""
+    return posixpath.join(posixpath.dirname(loaded.display), posixpath.basename(evidence_src(loaded)))
+
+
 def model_slug(catalog: Catalog, model: str) -> str:
     return catalog.model_slugs.get(model) or slug(model)
 
@@ -90,6 +102,11 @@ class Figures:
     mfu: float | None
     cv: float | None
     derived: figures.Derived
+    mfu_peak: str | None = None  # the precision whose peak `mfu` is against, where it is not BF16 by default
+
+
+def is_reported(loaded: LoadedRecipe) -> bool:
+    return loaded.recipe.status.value == "reported"
 
 
 def recipe_figures(loaded: LoadedRecipe, catalog: Catalog) -> Figures:
@@ -97,8 +114,11 @@ def recipe_figures(loaded: LoadedRecipe, catalog: Catalog) -> Figures:
     derived = figures.derive(r, catalog)
     # Shown figures are recomputed from the catalog where it can; the stated value otherwise.
     usd = derived.usd_per_million_tokens if derived.usd_per_million_tokens is not None else r.result.usd_per_million_tokens
-    mfu = r.result.mfu if r.result.mfu_note else (derived.mfu if derived.mfu is not None else r.result.mfu)
-    return Figures(r.result.tokens_per_s_per_gpu, usd, mfu, r.result.step_time_cv_percent, derived)
+    recomputed = derived.mfu is not None and not r.result.mfu_note
+    mfu = derived.mfu if recomputed else r.result.mfu
+    # Reported rows are held against their precision's peak (figures.peak_for): the site says which one.
+    peak = derived.peak_precision if recomputed and r.status.value == "reported" else None
+    return Figures(r.result.tokens_per_s_per_gpu, usd, mfu, r.result.step_time_cv_percent, derived, peak)
 
 
 def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
@@ -116,7 +136,8 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     add("Layout", r.layout.summary)
     add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
     add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None)
-    add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note) if f.mfu is not None else None)
+    add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak)
+        if f.mfu is not None else None)
     add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
     corr = r.correctness
     if corr is not None and corr.convergence is not None:
@@ -232,7 +253,8 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if res.mfu is not None:
         rows.append(("MFU (stated)", fmt.percent(res.mfu, 2)))
     if f.derived.mfu is not None:
-        rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {f.derived.peak_precision} peak, "
+        peak = fmt.peak_name(f.derived.peak_precision or "bf16")
+        rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {peak} peak, "
                      f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
@@ -288,6 +310,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
     """One recipe in an index table: display text plus the raw numbers tablesort and the filters read."""
     r = loaded.recipe
     f = recipe_figures(loaded, catalog)
+    pub = r.publication
     return {
         "href": href(page, recipe_src(loaded)),
         "name": loaded.id.split("/")[-1],
@@ -299,12 +322,16 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "gpus": f"{r.gpu.count} x {r.gpu.type}",
         "label": r.layout.label,
         "status": r.status.value,
+        "origin": ORIGIN_PUBLISHED if is_reported(loaded) else ORIGIN_MEASURED,
+        "source_href": fmt.safe_url(pub.url) if pub else None,
+        "release": (pub.release or "") if pub else "",
+        "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "0",
         "framework": fmt.framework_name(r.stack.framework),
         "tokens": fmt.tokens_per_s(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
         "usd": fmt.usd(f.usd),
         "usd_sort": repr(f.usd) if f.usd is not None else "1e12",
-        "mfu": fmt.percent(f.mfu),
+        "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak),
         "mfu_sort": repr(f.mfu) if f.mfu is not None else "-1",
         "cv": fmt.percent_value(f.cv),
         "cv_sort": repr(f.cv) if f.cv is not None else "1e12",
@@ -322,6 +349,7 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "gpu_type", "label": "GPU type", "options": values("gpu_type")},
             {"key": "gpu_count", "label": "GPU count", "options": values("gpu_count", numeric=True)},
             {"key": "status", "label": "Status", "options": values("status")},
+            {"key": "origin", "label": "Figures", "options": values("origin")},
             {"key": "framework", "label": "Framework", "options": values("framework")}]
 
 
@@ -335,3 +363,91 @@ def chart_points(recipes: list[LoadedRecipe], catalog: Catalog) -> list[dict[str
                         "label": fmt.plain_title(f"{loaded.id.split('/')[-1]} ({loaded.recipe.gpu.count} x "
                                                  f"{loaded.recipe.gpu.type})")})
     return out
+
+
+# A recipe id inside free text: model/gpu/name, optionally as recipes/<id>.yaml.
+_RECIPE_ID = re.compile(r"(?:recipes/)?([a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9.-]*/[A-Za-z0-9][A-Za-z0-9._-]*?)"
+                        r"(?:\.ya?ml)?(?![\w./-])")
+
+
+def named_reference(loaded: LoadedRecipe, by_id: dict[str, LoadedRecipe]) -> LoadedRecipe | None:
+    """The recipe `correctness.reference` names, where it names one in the registry by its id (model/gpu/name)."""
+    corr = loaded.recipe.correctness
+    if corr is None or not corr.reference:
+        return None
+    for match in _RECIPE_ID.finditer(corr.reference):
+        found = by_id.get(match.group(1))
+        if found is not None and found.id != loaded.id:
+            return found
+    return None
+
+
+def speedup_text(reference: LoadedRecipe, loaded: LoadedRecipe) -> str:
+    before = reference.recipe.result.tokens_per_s_per_gpu
+    after = loaded.recipe.result.tokens_per_s_per_gpu
+    return fmt.speedup(before, after, figures.speedup(before, after))
+
+
+def reference_rows(recipes: list[LoadedRecipe], by_id: dict[str, LoadedRecipe], page: str) -> list[dict[str, str]]:
+    """Each recipe against the recipe it names as its reference, with the speed-up."""
+    out = []
+    for loaded in sorted(recipes, key=lambda x: x.id):
+        ref = named_reference(loaded, by_id)
+        if ref is not None:
+            out.append({"name": loaded.id.split("/")[-1], "href": href(page, recipe_src(loaded)),
+                        "label": loaded.recipe.layout.label, "ref_name": ref.id.split("/")[-1],
+                        "ref_href": href(page, recipe_src(ref)), "ref_label": ref.recipe.layout.label,
+                        "speedup": speedup_text(ref, loaded)})
+    return out
+
+
+def _release_order(release: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", release)) or (0,)
+
+
+def _qualifier(loaded: LoadedRecipe) -> str:
+    """What tells a row apart beyond its system, GPUs and precision: the name's other words ('tokendrop', 'mtp')."""
+    r = loaded.recipe
+    pub = r.publication
+    if pub is None:
+        return ""
+    known = {"mb", f"{r.gpu.count}gpu", *slug(r.gpu.type).split("-"), *slug(pub.system or "").split("-"),
+             *slug(r.workload.precision.value).split("-")}
+    name = loaded.id.split("/")[-1]
+    if pub.release:
+        name = name.replace(pub.release, " ")
+    return " ".join(w for w in slug(name).split("-") if w not in known and not w.isdigit())
+
+
+def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | None:
+    """Published layouts of one model across releases (columns) and systems (rows), with the change per release."""
+    published = [x for x in recipes if x.recipe.publication is not None and x.recipe.publication.release]
+    if not published:
+        return None
+    releases = sorted({x.recipe.publication.release for x in published}, key=_release_order)  # type: ignore[union-attr]
+    groups: dict[tuple[str, int, str, str, str], dict[str, list[LoadedRecipe]]] = {}
+    for loaded in published:
+        r = loaded.recipe
+        pub = r.publication
+        key = (r.gpu.type, r.gpu.count, pub.system or r.gpu.type, r.workload.precision.value, _qualifier(loaded))
+        groups.setdefault(key, {}).setdefault(pub.release, []).append(loaded)
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[0].lower(), k[1], k[3], k[4])):
+        gpu_type, count, system, precision, qualifier = key
+        cells, previous = [], None
+        for release in releases:
+            found = sorted(groups[key].get(release, []), key=lambda x: x.id)
+            entries = [{"href": href(page, recipe_src(x)), "tokens": fmt.tokens_per_s(x.recipe.result.tokens_per_s_per_gpu),
+                        "label": x.recipe.layout.label} for x in found]
+            change = None
+            if len(found) == 1 and previous is not None:
+                change = fmt.signed_percent(figures.speedup(previous.recipe.result.tokens_per_s_per_gpu,
+                                                            found[0].recipe.result.tokens_per_s_per_gpu))
+            if len(found) == 1:
+                previous = found[0]
+            elif found:
+                previous = None  # two rows in one cell: no single figure to compare the next release with
+            cells.append({"entries": entries, "change": change})
+        rows.append({"gpus": f"{count} x {gpu_type}", "system": system, "precision": precision,
+                     "qualifier": qualifier, "cells": cells})
+    return {"releases": releases, "rows": rows}

@@ -45,32 +45,82 @@
     });
   }
 
+  var INK = "#3f51b5", MUTED = "#9fa8da", LOSS = "#e65100";
+
+  function scatterConfig(points) {
+    return {
+      type: "scatter",
+      data: { datasets: [{ label: "recipes", data: points, pointRadius: 5, backgroundColor: INK }] },
+      options: {
+        animation: false,
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { label: function (ctx) {
+            var p = ctx.raw;
+            return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, $" + p.x.toFixed(2) + " / 1M";
+          } } }
+        },
+        scales: {
+          x: { title: { display: true, text: "$ / 1M tokens" }, beginAtZero: true },
+          y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true }
+        }
+      }
+    };
+  }
+
+  // Per-step time of the median run (the window's steps dark, warm-up light) and its loss on a second axis.
+  function stepsConfig(points) {
+    var pick = function (inWindow) {
+      return points.map(function (p) { return { x: p.x, y: p["in"] === inWindow ? p.time : null }; });
+    };
+    var loss = points.filter(function (p) { return p.loss !== null; }).map(function (p) { return { x: p.x, y: p.loss }; });
+    return {
+      type: "line",
+      data: { datasets: [
+        { label: "step time (s), in the window", data: pick(true), borderColor: INK, backgroundColor: INK, yAxisID: "y" },
+        { label: "step time (s), outside it", data: pick(false), borderColor: MUTED, backgroundColor: MUTED, yAxisID: "y" },
+        { label: "loss", data: loss, borderColor: LOSS, backgroundColor: LOSS, borderDash: [4, 3], yAxisID: "loss" }
+      ] },
+      options: {
+        animation: false, spanGaps: false, parsing: true,
+        scales: {
+          x: { type: "linear", title: { display: true, text: "step" }, ticks: { precision: 0 } },
+          y: { title: { display: true, text: "seconds" }, beginAtZero: true },
+          loss: { position: "right", title: { display: true, text: "loss" }, grid: { drawOnChartArea: false } }
+        }
+      }
+    };
+  }
+
+  // Tokens/s per GPU at each measurement, oldest first.
+  function historyConfig(points) {
+    return {
+      type: "line",
+      data: {
+        labels: points.map(function (p) { return p.label; }),
+        datasets: [{ label: "tokens/s per GPU", data: points.map(function (p) { return p.y; }), borderColor: INK,
+                     backgroundColor: INK, pointRadius: 4 }]
+      },
+      options: {
+        animation: false,
+        plugins: { legend: { display: false } },
+        scales: { x: { title: { display: true, text: "measured" } },
+                  y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true } }
+      }
+    };
+  }
+
+  var CONFIGS = { scatter: scatterConfig, steps: stepsConfig, history: historyConfig };
+
   function initCharts(root) {
     if (typeof Chart === "undefined") return;
     root.querySelectorAll("canvas[data-or-chart]").forEach(function (canvas) {
       if (canvas.dataset.orChartReady) return;
       var source = document.getElementById(canvas.dataset.orChart);
-      if (!source) return;
+      var config = CONFIGS[canvas.dataset.orChartKind || "scatter"];
+      if (!source || !config) return;
       canvas.dataset.orChartReady = "1";
-      var points = JSON.parse(source.textContent);
-      new Chart(canvas, {
-        type: "scatter",
-        data: { datasets: [{ label: "recipes", data: points, pointRadius: 5, backgroundColor: "#3f51b5" }] },
-        options: {
-          animation: false,
-          plugins: {
-            legend: { display: false },
-            tooltip: { callbacks: { label: function (ctx) {
-              var p = ctx.raw;
-              return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, $" + p.x.toFixed(2) + " / 1M";
-            } } }
-          },
-          scales: {
-            x: { title: { display: true, text: "$ / 1M tokens" }, beginAtZero: true },
-            y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true }
-          }
-        }
-      });
+      new Chart(canvas, config(JSON.parse(source.textContent)));
     });
   }
 
