@@ -56,6 +56,24 @@ them (a container without the NVML library); the usual source is NVML, then torc
 """
 
 
+CONVERGENCE_EPILOG = """--write RECIPE updates its correctness.convergence, or adds it (with a note naming the two arms). A recipe
+without correctness evidence gets a correctness block whose result is this check's, and a measured recipe whose
+check passes becomes verified; a failing check sets correctness.result to fail and a verified recipe back to
+measured. The recipe must still pass `python -m generator check`, or nothing is written.
+
+examples:
+  python -m runner convergence candidate.log reference.log
+  python -m runner convergence new.evidence.json old.evidence.json --write recipes/m/h100/r.yaml --dry-run
+
+exit codes:
+  0  pass (and written, with --write)
+  1  fail (still written, with --write: a failing check is evidence too)
+  2  bad arguments, or the recipe does not validate or would not check
+  5  a log or evidence file cannot be read, or the two share fewer than 2 steps with a loss
+  7  a remeasure of the recipe holds its lock
+"""
+
+
 def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
@@ -127,8 +145,8 @@ def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: 
     out = splice(text, changes)
     if "correctness" in loaded.data:
         out = _replace_top_block(out, "correctness", (
-            f"# The correctness evidence of {loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"
-            f"# tests or `python -m runner convergence --write` on {gpu_type} to make this recipe verified.\n"
+            f"{AS_NEW_REMINDER[0]}{loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"
+            f"{AS_NEW_REMINDER[1]}{gpu_type} to make this recipe verified.\n"
             "correctness: null\n"))
     first, _, rest = out.partition("\n")
     for old in (str(old_path), old_path.as_posix()):
@@ -427,7 +445,8 @@ def convergence(args: argparse.Namespace) -> int:
         file=out,
     )
     if args.write:
-        code = _write_convergence(Path(args.write), result, args.dry_run, out)
+        arms = f"candidate arm: {Path(args.candidate).name}; reference arm: {Path(args.reference).name}"
+        code = _write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms)
         if code:
             return code
     if args.json:
@@ -435,10 +454,100 @@ def convergence(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
-def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO) -> int:
+def _top_block(lines: list[str], key: str) -> tuple[int, int] | None:
+    """[start, end) of the top-level `key:` block: its line and the deeper-indented lines after it."""
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # blank lines before the next key belong to neither
+    return start, end
+
+
+def _convergence_lines(result: Any, note: str | None, indent: int) -> list[str]:
+    pad = " " * indent
+    out = [f"{pad}convergence:\n"] + [f"{pad}  {k}: {v}\n" for k, v in _convergence_values(result).items()]
+    return out + ([f"{pad}  note: {_yaml_str(note)}\n"] if note else [])
+
+
+def _convergence_values(result: Any) -> dict[str, str]:
+    return {
+        "steps": str(result.steps),
+        "result": "pass" if result.passed else "fail",
+        "correlation": f"{result.correlation:.5f}",
+        "final_loss_difference": f"{result.final_loss_difference:.4f}",
+        "pointwise_failures": str(result.pointwise_failures),
+    }
+
+
+AS_NEW_REMINDER = ("# The correctness evidence of ", "# tests or `python -m runner convergence --write` on ")
+
+
+def _convergence_text(text: str, data: dict[str, Any], result: Any, note: str | None,
+                      arms: str | None = None) -> tuple[str, list[str]]:
+    """The recipe with correctness.convergence written (updated, inserted, or a new correctness block); the note
+    is replaced only when given, and a new check is noted with its two arms."""
+    from runner.writeback import splice
+
+    said: list[str] = []
+    corr = data.get("correctness")
+    passed = bool(result.passed)
+    changes: dict[tuple[str, ...], str] = {}
+    if isinstance(corr, dict) and isinstance(corr.get("convergence"), dict):
+        base = ("correctness", "convergence")
+        changes = {(*base, k): v for k, v in _convergence_values(result).items()}
+        if note:
+            changes[(*base, "note")] = _yaml_str(note)
+    else:
+        lines = text.splitlines(keepends=True)
+        block = _top_block(lines, "correctness")
+        if isinstance(corr, dict):  # a correctness block without a convergence check: add one at its end
+            assert block is not None
+            start, end = block
+            child = next((ln for ln in lines[start + 1 : end] if ln.strip() and not ln.lstrip().startswith("#")), "  x")
+            indent = len(child) - len(child.lstrip(" "))
+            at = next((i for i in range(start + 1, end) if lines[i].startswith(" " * indent + "convergence:")), None)
+            if at is not None:  # `convergence: null`
+                lines[at : at + 1] = _convergence_lines(result, note or arms, indent)
+            else:
+                lines[end:end] = _convergence_lines(result, note or arms, indent)
+            said.append("correctness.convergence added")
+        else:  # no correctness evidence yet: this check is all of it
+            verdict = "pass" if passed else "fail"
+            new_block = [f"correctness:\n  result: {verdict}\n", *_convergence_lines(result, note or arms, 2)]
+            if block is not None:
+                start, end = block
+                while start > 0 and lines[start - 1].startswith(AS_NEW_REMINDER):
+                    start -= 1  # --as-new's reminder that the original's evidence stayed behind
+                lines[start:end] = new_block
+            else:
+                result_block = _top_block(lines, "result")
+                at = result_block[1] if result_block else len(lines)
+                lines[at:at] = new_block
+            said.append(f"correctness written with result: {'pass' if passed else 'fail'}")
+            if passed and data.get("status") == "measured":
+                changes[("status",)] = "verified"
+                said.append("status measured -> verified (a passing convergence check is correctness evidence)")
+        text = "".join(lines)
+    if not passed and isinstance(corr, dict) and corr.get("result") == "pass":
+        changes[("correctness", "result")] = "fail"
+        said.append("correctness.result pass -> fail (its convergence check fails)")
+        if data.get("status") == "verified":
+            changes[("status",)] = "measured"
+            said.append("status verified -> measured")
+    return (splice(text, changes) if changes else text), said
+
+
+def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note: str | None = None,
+                       arms: str | None = None) -> int:
+    from generator.catalog import Catalog
+    from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
-    from runner.writeback import WriteError, atomic_write, splice, unified_diff
+    from runner.writeback import LockHeld, WriteError, atomic_write, recipe_lock, unified_diff
 
     try:
         loaded = load_recipe(path)
@@ -446,28 +555,41 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO) -> i
         for p in exc.problems:
             _err(str(p))
         return EXIT_USAGE
-    conv = (loaded.data.get("correctness") or {}).get("convergence")
-    if not isinstance(conv, dict):
-        _err(f"{path}: has no correctness.convergence mapping to update; add one (steps, result, correlation, "
-             "final_loss_difference, pointwise_failures) and run again")
-        return EXIT_USAGE
-    base = ("correctness", "convergence")
-    changes = {
-        (*base, "steps"): str(result.steps),
-        (*base, "result"): "pass" if result.passed else "fail",
-        (*base, "correlation"): f"{result.correlation:.5f}",
-        (*base, "final_loss_difference"): f"{result.final_loss_difference:.4f}",
-        (*base, "pointwise_failures"): str(result.pointwise_failures),
-    }
-    text = path.read_text(encoding="utf-8")
+    root = find_root(path)
     try:
-        new = splice(text, changes)
-    except WriteError as exc:
-        _err(f"{path}: {exc}")
-        return EXIT_USAGE
-    print(unified_diff(text, new, str(path)) or "(no change)", file=out)
-    if not dry_run:
-        atomic_write(path, new)
+        with recipe_lock(root / ".openrecipes-runs", path):
+            text = path.read_text(encoding="utf-8")
+            try:
+                new, said = _convergence_text(text, loaded.data, result, note, arms)
+            except WriteError as exc:
+                _err(f"{path}: {exc}")
+                return EXIT_USAGE
+            # The written recipe must load and check as cleanly as before (same rules as generator check).
+            probe = path.with_name(f".{path.stem}.convergence-probe.yaml")
+            try:
+                probe.write_text(new, encoding="utf-8")
+                catalog = Catalog.load(root)
+                before = {p.message for p in check_recipe(loaded, catalog, dt.date.today())}
+                after = check_recipe(load_recipe(probe, loaded.display, root / "recipes"), catalog, dt.date.today())
+            except InputError as exc:
+                for p in exc.problems:
+                    _err(f"internal error, nothing written: {p}")
+                return EXIT_USAGE
+            finally:
+                probe.unlink(missing_ok=True)
+            fresh = [p for p in after if p.message not in before]
+            if fresh:
+                for p in fresh:
+                    _err(f"not written: the recipe would not check: {p}")
+                return EXIT_USAGE
+            print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
+            for line in said:
+                print(line, file=out)
+            if not dry_run:
+                atomic_write(path, new)
+    except LockHeld as exc:
+        _err(str(exc))
+        return EXIT_LOCKED
     return EXIT_OK
 
 
@@ -499,7 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "convergence", help="compare a candidate run's loss curve with a reference run's",
         description=__import__("runner.convergence", fromlist=["x"]).__doc__,
-        epilog="exit codes:\n  0  pass\n  1  fail\n  2  bad arguments or recipe\n  5  a log or evidence file cannot be read",
+        epilog=CONVERGENCE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument("candidate", help="candidate run: a training log or an .evidence.json file")
@@ -507,6 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--steps", type=int, help="compare the first N steps only")
     c.add_argument("--write", metavar="RECIPE", help="write correctness.convergence of RECIPE from the comparison")
     c.add_argument("--dry-run", action="store_true", help="with --write: print the diff, write nothing")
+    c.add_argument("--note", help="with --write: correctness.convergence.note, what the two arms were")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
     c.set_defaults(func=convergence)
     try:  # the bundled engine's `train` (runner/engine, its own module; light to import)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from runner_support import FIXTURES, registry, runner
+from runner_support import FIXTURES, HERE, ROOT, registry, runner
 
 from runner.convergence import compare, tolerance
 from runner.logs import format_engine_step
@@ -100,3 +102,60 @@ def test_more_than_ten_percent_outliers_fail_on_their_own() -> None:
     assert c.reasons == ["104 of 1000 residuals beyond 3 standard deviations (> 10%)"]
     few = compare({i: v for i, v in cand.items() if i < 10 or i >= 200}, ref)
     assert few.passed and few.outliers == 0
+
+
+def _check(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=root, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_write_on_an_as_new_recipe_adds_the_evidence_and_verifies_it(tmp_path: Path) -> None:
+    recipe = registry(tmp_path, run="python3 fixture_trainer.py --format miles --steps 20")
+    made = runner("remeasure", str(recipe), "--workdir", str(HERE), "--yes", "--as-new", "on-h200",
+                  env={"OPENRECIPES_GPUS": "8xNVIDIA H200"})
+    assert made.returncode == 0, made.stderr
+    new = tmp_path / "recipes/gemma-4-31b/h200/on-h200.yaml"
+    cand, ref = write_log(tmp_path / "cand.txt", series(scale=1.002)), write_log(tmp_path / "ref.txt", series())
+    done = runner("convergence", str(cand), str(ref), "--write", str(new))
+    assert done.returncode == 0, done.stderr
+    assert "status measured -> verified" in done.stdout
+    text = new.read_text()
+    assert "# The correctness evidence of" not in text  # the reminder is answered
+    assert "\ncorrectness:\n  result: pass\n  convergence:\n    steps: 20\n    result: pass\n" in text
+    assert "    note: 'candidate arm: cand.txt; reference arm: ref.txt'\n" in text or \
+           "    note: \"candidate arm: cand.txt; reference arm: ref.txt\"\n" in text
+    assert "\nstatus: verified\n" in text
+    checked = _check(tmp_path)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_write_adds_a_check_to_correctness_without_one(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    text = recipe.read_text()
+    start, end = text.index("  convergence:\n"), text.index("  rules: ")
+    recipe.write_text(text[:start] + text[end:])
+    cand, ref = write_log(tmp_path / "cand.txt", series(scale=1.002)), write_log(tmp_path / "ref.txt", series())
+    done = runner("convergence", str(cand), str(ref), "--write", str(recipe), "--note", "both arms on the fixture")
+    assert done.returncode == 0, done.stderr
+    after = recipe.read_text()
+    assert "      the FP32 rounding floor'\n  rules: " in text[:start] + text[end:]
+    block = after[after.index("  rules: "):after.index("env:")]
+    assert block.endswith("  convergence:\n    steps: 20\n    result: pass\n    correlation: 1.00000\n"
+                          f"    final_loss_difference: {abs(series(scale=1.002)[19] - series()[19]):.4f}\n"
+                          "    pointwise_failures: 0\n    note: both arms on the fixture\n")
+    assert _check(tmp_path).returncode == 0
+
+
+def test_a_failing_check_on_a_verified_recipe_demotes_it(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    before = recipe.read_text()
+    cand, ref = write_log(tmp_path / "cand.txt", series(scale=1.2)), write_log(tmp_path / "ref.txt", series())
+    dry = runner("convergence", str(cand), str(ref), "--write", str(recipe), "--dry-run")
+    assert dry.returncode == 1 and recipe.read_text() == before  # fail, and nothing written
+    done = runner("convergence", str(cand), str(ref), "--write", str(recipe))
+    assert done.returncode == 1
+    assert "correctness.result pass -> fail" in done.stdout and "status verified -> measured" in done.stdout
+    after = recipe.read_text()
+    assert "\nstatus: measured\n" in after and "\ncorrectness:\n  result: fail\n" in after
+    assert "    result: fail\n    correlation: 1.00000\n" in after
+    assert _check(tmp_path).returncode == 0
