@@ -128,3 +128,21 @@ def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project / "mkdocs.yml"),
                            "-d", str(out)], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+RUNNER_LOG = ROOT / "tests/runner/fixtures/miles_gemma4_31b.txt"
+
+
+def remeasured(registry: Path, name: str, times: int = 2) -> Path:
+    """A copy of the reference recipe re-measured by the real runner from a fixture log, `times` times: its
+    evidence file then holds the per-step record and (from the second time on) a history of results."""
+    target = registry / "recipes/gemma-4-31b/h100" / f"{name}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REFERENCE, target)
+    env = dict(os.environ, OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3", PYTHONPATH=str(ROOT))
+    for _ in range(times):
+        done = subprocess.run([sys.executable, "-m", "runner", "remeasure", str(target), "--workdir",
+                               str(ROOT / "tests/runner"), "--from-log", str(RUNNER_LOG)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return target

@@ -11,13 +11,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from sitehelpers import GOLDEN_CARD, make_registry, mkdocs_build, site_project, synthetic
+from sitehelpers import GOLDEN_CARD, ROOT, make_registry, mkdocs_build, remeasured, site_project, synthetic
 from test_site_safety import XSS_ID, xss_recipe
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium "
                                 "(apt-get install chromium; CI's .ci/run installs it)")
 REF = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13/"
+REPORTED = "llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs"  # a committed reported recipe
+ROWS = 7  # the recipes of the test site
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                "--no-first-run"]
 
@@ -37,6 +39,9 @@ def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         "gemma-4-31b/h100/slow-run": synthetic(600.75, name="slow"),
         XSS_ID: xss_recipe(),
     })
+    (registry / "recipes" / REPORTED).parent.mkdir(parents=True)
+    (registry / "recipes" / f"{REPORTED}.yaml").write_bytes((ROOT / "recipes" / f"{REPORTED}.yaml").read_bytes())
+    remeasured(registry, "remeasured")
     result = mkdocs_build(site_project(tmp, registry), tmp / "out")
     assert result.returncode == 0, result.stderr[-3000:]
     port = _free_port()
@@ -118,8 +123,10 @@ def test_reference_card_reads_as_card_txt(page) -> None:  # noqa: ANN001
 
 
 def _tokens(page) -> list[float]:  # noqa: ANN001
-    return page.eval_on_selector_all(
-        "#or-recipes tbody tr:not([hidden]) td:nth-child(7)", "els => els.map(e => parseFloat(e.dataset.sort))")
+    column = page.eval_on_selector_all("#or-recipes thead th", "els => els.map(e => e.innerText.trim())").index(
+        "Tokens/s per GPU") + 1
+    return page.eval_on_selector_all(f"#or-recipes tbody tr:not([hidden]) td:nth-child({column})",
+                                     "els => els.map(e => parseFloat(e.dataset.sort))")
 
 
 def test_sorting_by_tokens_reorders_rows(page) -> None:  # noqa: ANN001
@@ -129,7 +136,7 @@ def test_sorting_by_tokens_reorders_rows(page) -> None:  # noqa: ANN001
     first = _tokens(page)
     header.click()
     second = _tokens(page)
-    assert len(first) == 5 and first != second
+    assert len(first) == ROWS and first != second
     assert sorted(first) in (first, first[::-1]) and second == first[::-1]
     page.locator("#or-recipes th", has_text="Recipe").click()
     names = page.eval_on_selector_all("#or-recipes tbody tr td:first-child", "els => els.map(e => e.innerText)")
@@ -138,11 +145,11 @@ def test_sorting_by_tokens_reorders_rows(page) -> None:  # noqa: ANN001
 
 def test_gpu_filter_narrows_the_table(page) -> None:  # noqa: ANN001
     page.goto("recipes/")
-    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 5
+    assert page.locator("#or-recipes tbody tr:not([hidden])").count() == ROWS
     page.select_option("select[data-or-filter=gpu_type]", "H200")
     rows = page.locator("#or-recipes tbody tr:not([hidden])")
     assert rows.count() == 1 and rows.first.get_attribute("data-gpu_type") == "H200"
-    assert page.locator("[data-or-count]").inner_text() == "1 of 5 recipes"
+    assert page.locator("[data-or-count]").inner_text() == f"1 of {ROWS} recipes"
     page.select_option("select[data-or-filter=gpu_type]", "")
     page.select_option("select[data-or-filter=gpu_count]", "16")
     assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 1
@@ -203,3 +210,28 @@ def test_xss_probe_is_inert_in_the_browser(page) -> None:  # noqa: ANN001
     page.fill("input.md-search__input", "xss")
     page.wait_for_timeout(1000)
     assert page.evaluate("window.__xss === undefined")
+
+
+def test_published_rows_filter_apart_and_link_their_source(page) -> None:  # noqa: ANN001
+    page.goto("recipes/")
+    page.select_option("select[data-or-filter=origin]", "published")
+    rows = page.locator("#or-recipes tbody tr:not([hidden])")
+    assert rows.count() == 1 and rows.first.get_attribute("data-status") == "reported"
+    source = rows.first.locator("a.or-source")
+    assert source.is_visible() and source.get_attribute("href").startswith("https://github.com/NVIDIA-NeMo/")
+    assert "(FP8 peak)" in rows.first.inner_text()
+    page.select_option("select[data-or-filter=origin]", "measured here")
+    statuses = page.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(e => e.dataset.status)")
+    assert len(statuses) == ROWS - 1 and "reported" not in statuses
+
+
+def test_evidence_charts_render(page) -> None:  # noqa: ANN001
+    page.goto("recipes/gemma-4-31b/h100/remeasured/")
+    for kind in ("steps", "history"):
+        canvas = page.locator(f"canvas[data-or-chart-kind={kind}]")
+        canvas.wait_for()
+        assert canvas.is_visible()
+        points = page.evaluate(f"""() => Chart.getChart(document.querySelector('canvas[data-or-chart-kind={kind}]'))
+                                   .data.datasets.map(d => d.data.length)""")
+        assert points and all(n > 0 for n in points), points
+    assert page.locator("#or-history tbody tr").count() == 3
