@@ -66,8 +66,9 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout) -> list
         tensor_model_parallel_size=plan.tp, pipeline_model_parallel_size=plan.pp,
     )
     torch.manual_seed(plan.seed)
-    if use_cuda:
-        tensor_parallel.model_parallel_cuda_manual_seed(plan.seed)
+    # On every device: under sequence parallel megatron's embedding forks this tracker's state (and recompute
+    # saves it), so a run without it fails with "cuda rng state model-parallel-rng is not added".
+    tensor_parallel.model_parallel_cuda_manual_seed(plan.seed)
 
     model, config = _build_model(plan, opts, use_cuda)
     bf16 = plan.precision == "bf16" and use_cuda

@@ -44,6 +44,22 @@ def apply() -> None:
     from megatron.core.optimizer import optimizer as mopt
 
     mopt.clip_grad_by_total_norm_fp32 = _clip_by_total_norm
+    _cpu_rng_tracker()
+
+
+def _cpu_rng_tracker() -> None:
+    """megatron's RNG tracker (model_parallel_cuda_manual_seed; forked by the embedding under sequence parallel and
+    saved by recompute) keeps CUDA generator states; here it keeps the states of one CPU generator instead.
+
+    The engine trains without dropout, so no kernel draws from these states: the tracker only has to exist.
+    """
+    from megatron.core.tensor_parallel import random as mrandom
+
+    generator = torch.Generator()
+    torch.cuda.manual_seed = lambda seed: generator.manual_seed(int(seed))
+    torch.cuda.get_rng_state = lambda device="cuda": generator.get_state()
+    torch.cuda.random.get_rng_state = torch.cuda.get_rng_state
+    mrandom._set_cuda_rng_state = lambda state, device=-1, graph_safe=False: generator.set_state(state)
 
 
 def _clip_by_total_norm(parameters, max_norm, total_norm, use_decoupled_grad=False):
