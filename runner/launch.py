@@ -3,6 +3,7 @@ live progress bar, and the whole group ended on Ctrl-C or a timeout."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -34,23 +35,99 @@ class Launched:
     returncode: int
 
 
-def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM to the whole group, SIGKILL to what is left after the grace period."""
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
+def _become_subreaper() -> None:
+    """Orphans of the run reparent to the runner, not to init (Linux PR_SET_CHILD_SUBREAPER), so a process that
+    left the group (setsid: a daemon, a Ray worker) is still found and ended with the run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the process group alone is ended
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (from /proc; empty where there is none)."""
+    out = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in entries:
+        if not name.isdigit():
             continue
-        # The leader is gone; make sure no member of its group survives it.
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        out[int(name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+    return out
+
+
+def _run_tree(leader: int, before: set[int]) -> set[int]:
+    """The run's processes: the leader's descendants and the runner's children that the run left behind (orphans
+    reparented here), whatever their process group."""
+    parents = _parents()
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    me = os.getpid()
+    todo = [leader] if leader in parents else []  # a reaped leader's pid may be another process's by now
+    todo += [pid for pid in children.get(me, []) if pid not in before and pid != leader]
+    found: set[int] = set()
+    while todo:
+        pid = todo.pop()
+        if pid in found or pid == me:
+            continue
+        found.add(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _signal(proc: subprocess.Popen[bytes], members: set[int], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in members:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
             pass
-        return
+
+
+def _kill_group(proc: subprocess.Popen[bytes], before: set[int] | None = None, grace_s: float = 5.0) -> None:
+    """SIGTERM to the whole group and every process of the run, SIGKILL to what is left after the grace period."""
+    before = set() if before is None else before
+    _signal(proc, _run_tree(proc.pid, before), signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    # The leader is gone (or would not go): nothing of the run outlives it.
+    members = _run_tree(proc.pid, before)
+    _signal(proc, members, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
+    _reap(members - {proc.pid})  # the leader is Popen's to reap
+
+
+def _reap(pids: set[int], wait_s: float = 2.0) -> None:
+    """Collect the exit status of the run's orphans that became the runner's children (no zombies left)."""
+    me = os.getpid()
+    deadline = time.monotonic() + wait_s
+    pending = {pid for pid in pids if _parents().get(pid) == me}
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.01)
 
 
 def run_script(
@@ -85,6 +162,8 @@ def run_script(
     )
     live = progress and out.is_terminal  # rich's print is ~100 us a line: only when the bar is drawn
     p = parser(fmt, str(log_path))
+    _become_subreaper()
+    before = {pid for pid, ppid in _parents().items() if ppid == os.getpid()}
     started = time.monotonic()
     proc = subprocess.Popen(
         ["bash", str(script)],
@@ -100,7 +179,7 @@ def run_script(
     if timeout_s:
         def expire() -> None:
             timed_out.set()
-            _kill_group(proc)
+            _kill_group(proc, before)
 
         timer = threading.Timer(timeout_s, expire)
         timer.daemon = True
@@ -133,7 +212,13 @@ def run_script(
                     bar.update(task, completed=step.step + 1, rate=f"{rate:,.1f} tokens/s/GPU")
             code = proc.wait()
     except KeyboardInterrupt:
-        _kill_group(proc)
+        main = threading.current_thread() is threading.main_thread()
+        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # a second Ctrl-C waits
+        try:
+            _kill_group(proc, before)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous_int)
         raise Interrupted(f"interrupted: the run's process group was ended; nothing written (log: {log_path})") from None
     finally:
         if timer is not None:
@@ -144,10 +229,9 @@ def run_script(
     if timed_out.is_set():
         raise RunFailed(f"the run passed --timeout {timeout_s:g} s; its process group was ended; nothing written", log_path)
     # A clean exit still needs its group gone: a rank left behind holds GPUs.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    leftover = _run_tree(proc.pid, before) - {proc.pid}
+    _signal(proc, leftover, signal.SIGKILL)
+    _reap(leftover)
     if code != 0:
         reason = f"signal {-code}" if code < 0 else f"exit status {code}"
         raise RunFailed(f"the run failed ({reason}); nothing written; see the log {log_path}", log_path)

@@ -1,7 +1,8 @@
 """TEST FIXTURE PROGRAM, not a trainer: prints training-log lines in a framework's real format, with
 deterministic step times and losses, so the runner's launch, parsing and write-back run end to end on CPU.
 
-    python fixture_trainer.py --format {megatron,miles,openrecipes} --steps 20 [--mode ok|crash|nan|short|hang]
+    python fixture_trainer.py --format {megatron,miles,openrecipes} --steps 20
+        [--mode ok|crash|nan|short|hang|hang-detached]
 
 Standard library only (it runs under whatever python3 the recipe's script finds).
 """
@@ -34,7 +35,7 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--base-time", type=float, default=111.3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every step time (a regression > 1)")
-    ap.add_argument("--mode", default="ok", choices=["ok", "crash", "nan", "short", "hang"])
+    ap.add_argument("--mode", default="ok", choices=["ok", "crash", "nan", "short", "hang", "hang-detached"])
     ap.add_argument("--sleep", type=float, default=0.0, help="real seconds to sleep per step")
     ap.add_argument("--pid-file", help="write this process's pid and its child's (hang mode) here")
     ap.add_argument("--global-batch", type=int, default=128)
@@ -49,8 +50,10 @@ def main() -> int:
     tokens = args.global_batch * args.row_tokens
     steps = 10 if args.mode == "short" else args.steps
     for i in range(steps):
-        if args.mode == "hang" and i == 3:
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        if args.mode.startswith("hang") and i == 3:
+            # hang-detached: the child leaves the process group (its own session, as daemons and Ray's workers do).
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                                     start_new_session=args.mode == "hang-detached")
             if args.pid_file:
                 with open(args.pid_file, "a") as f:
                     f.write(f"{child.pid}\n")

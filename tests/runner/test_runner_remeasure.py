@@ -179,9 +179,10 @@ def test_failed_runs_write_nothing(tmp_path: Path, extra: str, code: int, messag
     assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
 
 
-def test_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["hang", "hang-detached"])
+def test_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pids = tmp_path / "pids"
-    recipe = launch_recipe(tmp_path, extra=f"--mode hang --pid-file {pids}")
+    recipe = launch_recipe(tmp_path, extra=f"--mode {mode} --pid-file {pids}")
     before = recipe.read_bytes()
     t0 = time.monotonic()
     done = remeasure(recipe, "--yes", "--timeout", "2")
@@ -193,9 +194,10 @@ def test_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
     assert recipe.read_bytes() == before
 
 
-def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["hang", "hang-detached"])
+def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pids = tmp_path / "pids"
-    recipe = launch_recipe(tmp_path, extra=f"--mode hang --pid-file {pids}")
+    recipe = launch_recipe(tmp_path, extra=f"--mode {mode} --pid-file {pids}")
     before = recipe.read_bytes()
     proc = subprocess.Popen(
         [sys.executable, "-m", "runner", "remeasure", str(recipe), "--workdir", str(HERE), "--yes"],
