@@ -30,17 +30,20 @@ def detect_gpus() -> Gpus:
     try:
         import pynvml  # nvidia-ml-py; imported here so a CPU-only install never loads it
 
+        def text(value: object) -> str:
+            return value.decode() if isinstance(value, bytes) else str(value)
+
         pynvml.nvmlInit()
         try:
-            count = pynvml.nvmlDeviceGetCount()
-            names = []
-            for i in range(count):
-                name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
-                names.append(name.decode() if isinstance(name, bytes) else str(name))
-            driver = pynvml.nvmlSystemGetDriverVersion()
-            driver = driver.decode() if isinstance(driver, bytes) else str(driver)
+            devices = []
+            for i in range(pynvml.nvmlDeviceGetCount()):
+                handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+                devices.append((i, text(pynvml.nvmlDeviceGetName(handle)), text(pynvml.nvmlDeviceGetUUID(handle))))
+            driver = text(pynvml.nvmlSystemGetDriverVersion())
         finally:
             pynvml.nvmlShutdown()
+        # NVML lists every GPU of the machine; the run sees those CUDA_VISIBLE_DEVICES leaves it.
+        names = [name for _, name, _ in visible(devices, os.environ.get("CUDA_VISIBLE_DEVICES"))]
         return Gpus(names, "nvml", driver)
     except Exception as exc:  # noqa: BLE001 - no driver, no library: fall back to torch
         nvml_error = f"NVML: {exc}"
@@ -53,6 +56,28 @@ def detect_gpus() -> Gpus:
         return Gpus([], "none", error=f"{nvml_error}; torch: CUDA not available")
     except Exception as exc:  # noqa: BLE001
         return Gpus([], "none", error=f"{nvml_error}; torch: {exc}")
+
+
+def visible(devices: list[tuple[int, str, str]], mask: str | None) -> list[tuple[int, str, str]]:
+    """The (index, name, UUID) devices a CUDA program sees under CUDA_VISIBLE_DEVICES=mask (None: all). As CUDA
+    reads it: indices or GPU UUIDs (a unique prefix will do), in the listed order; the list ends at the first
+    entry that names no device; a device listed twice makes the whole list invalid (no device)."""
+    if mask is None:
+        return list(devices)
+    out: list[tuple[int, str, str]] = []
+    for token in (t.strip() for t in mask.split(",")):
+        if token.isdigit():
+            match = [d for d in devices if d[0] == int(token)]
+        elif token.startswith("GPU-"):
+            match = [d for d in devices if d[2].startswith(token)]
+        else:
+            match = []  # empty, negative, MIG-... or anything else ends the list
+        if len(match) != 1:
+            break
+        if match[0] in out:
+            return []
+        out.append(match[0])
+    return out
 
 
 def gpu_type(name: str, catalog: Catalog) -> str | None:
