@@ -28,13 +28,19 @@ def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_
     parsed = megatron_bridge.read(file)
     built = []
     kept: list[Path] = []
-    problems: list[str] = []
+    rows = []
     for row in parsed.rows:
         missing = [what for what, ok in (("model", row.model in catalog.models),
                                          ("GPU", megatron_bridge.SYSTEMS[row.system][0] in catalog.gpus)) if not ok]
         if missing:
             parsed.skips.append(megatron_bridge.Skip(row.line, f"{' and '.join(missing)} not in the catalog"))
             continue
+        rows.append(row)
+    # A row whose other configuration was skipped says so on its recipe, so the registry shows the skip too.
+    skipped_at: dict[int, list[str]] = {}
+    for skip in parsed.skips:
+        skipped_at.setdefault(skip.line, []).append(skip.reason)
+    for row in rows:
         path = recipes.target(root, catalog, row)
         try:
             superseded = recipes.superseded_by_import(path, source_url, commit)
@@ -43,10 +49,10 @@ def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_
         if superseded is None:
             kept.append(path)
             continue
-        built.append((row, recipes.build(row, catalog, source_url, commit, superseded)))
+        built.append((row, recipes.build(row, catalog, source_url, commit, superseded, skipped_at.get(row.line, []))))
     report = recipes.write(root, catalog, built, dry_run)
     report.kept = kept
-    return parsed, report, problems
+    return parsed, report, []
 
 
 def cmd_import(args: argparse.Namespace) -> int:

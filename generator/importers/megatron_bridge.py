@@ -249,7 +249,8 @@ def _make_row(line: int, release: str, section: str, system: str, model: str, mo
         raise ValueError(f"{gpus} GPUs do not divide by TP x PP x CP = {tp * pp * cp}")
     ep = nums.get("ep") or 1
     if (gpus // pp) % ep:
-        raise ValueError(f"EP {ep} does not divide TP x CP x DP = {gpus // pp} (the GPUs of one pipeline stage)")
+        raise ValueError(f"EP {ep} does not divide TP x CP x DP = {gpus} / PP {pp} = {gpus // pp} (the GPUs of one "
+                         "pipeline stage)")
     return Row(line=line, release=release, section=section, system=system, model=model, model_text=model_text,
                qualifier=qualifier, mtp_layers=QUALIFIERS[qualifier][1] if qualifier else None, variant=variant,
                precision=precision, precision_inferred=inferred, gpus=gpus, gbs=nums["gbs"], mbs=nums["mbs"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,9 @@ def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict
 
 
 def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
-          superseded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+          superseded: list[dict[str, Any]] | None = None, skipped: list[str] | None = None) -> dict[str, Any]:
+    """The recipe of one row configuration; superseded: publication.superseded; skipped: the importer's skips at the
+    same line (the row's other configuration), stated in the notes."""
     gpu_type, per_node = SYSTEMS[row.system]
     gpu = catalog.gpus[gpu_type]
     card = catalog.models[row.model]
@@ -196,6 +199,10 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                      f"{row.dp}); recorded as published.")
     if placement:
         notes.append(f"Pipeline placement: {placement}.")
+    for reason in skipped or []:
+        reason = re.sub(r"^second configuration( skipped)?: ", "", reason)
+        notes.append(f"The row's other configuration (its parenthesised figures) is not imported; the importer "
+                     f"reports it as skipped at line {row.line}: {reason}.")
     notes.extend(_superseded_notes(row, arch, superseded or []))
     if gpu_type == "H100" and instance:
         notes.append(f"$/1M tokens prices the DGX-H100 throughput at the {instance} on-demand price (8 H100 per node).")

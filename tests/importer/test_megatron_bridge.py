@@ -385,6 +385,16 @@ def test_superseded_figures_are_kept_and_the_summary_error_noted() -> None:
     assert "stated 3887 tokens/s and 1746 TFLOP/s per GPU; this recipe carries the later figures." in llama.notes
 
 
+def test_a_skipped_second_configuration_is_stated_on_the_rows_recipe() -> None:
+    by_id = {r.id: r.recipe for r in load_registry(ROOT).recipes}
+    ds = by_id["deepseek-v3/gb200/mb-25.09-dgx-gb200-256gpu-fp8-cs-tokendrop"]
+    assert (ds.publication.line, ds.layout.pp, ds.result.tokens_per_s_per_gpu) == (177, 4, 3454)
+    assert ("not imported; the importer reports it as skipped at line 177: EP 64 does not divide TP x CP x DP = "
+            "256 / PP 8 = 32 (the GPUs of one pipeline stage).") in ds.notes
+    h100 = by_id["deepseek-v3/h100/mb-25.09-dgx-h100-1024gpu-fp8-cs-dropless"]
+    assert "skipped at line 198: only Model TFLOP/s has a parenthesised figure" in h100.notes
+
+
 def test_check_holds_a_stated_convention_to_the_tolerance(tmp_root: Path) -> None:
     run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     assert check_registry(load_registry(tmp_root)) == []
