@@ -157,6 +157,7 @@ def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: 
 
 
 def remeasure(args: argparse.Namespace) -> int:
+    from generator import figures
     from generator.catalog import Catalog
     from generator.load import load_recipe
     from generator.problems import InputError
@@ -286,7 +287,8 @@ def remeasure(args: argparse.Namespace) -> int:
                     _info(out, f"run {i + 1}/{runs}: log {log_path}")
                     launched = run_script(
                         script, env, workdir, log_path, fmt or "openrecipes", recipe.result.steps_per_run,
-                        wl.global_batch * wl.row_tokens, recipe.gpu.count, args.timeout, out, progress=not args.json,
+                        figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count, args.timeout,
+                        out, progress=not args.json,
                     )
                     log = launched.parsed if fmt else parse_file(log_path, None)
                     if not log.steps:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from generator import figures
 from runner.logs import ParsedLog, parser
 
 
@@ -208,7 +209,9 @@ def run_script(
                     console.write(line + "\n")
                 for step in p.feed(line, number):
                     window_time += step.time_s
-                    rate = tokens_per_step / step.time_s / gpu_count if step.time_s > 0 else 0.0
+                    # The card's formula over a one-step window (tokens_per_step as one row of that length).
+                    rate = figures.tokens_per_s_per_gpu([step.time_s], (0, 0), tokens_per_step, 1, gpu_count) \
+                        if step.time_s > 0 else 0.0
                     bar.update(task, completed=step.step + 1, rate=f"{rate:,.1f} tokens/s/GPU")
             code = proc.wait()
     except KeyboardInterrupt:

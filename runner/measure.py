@@ -41,11 +41,11 @@ def run_figures(recipe: Recipe, catalog: Catalog, log: ParsedLog, wall_seconds: 
         )
     by_step = {s.step: s for s in log.steps}
     times = [by_step[i].time_s if i in by_step else 0.0 for i in range(window[1] + 1)]
-    expected = wl.global_batch * wl.row_tokens
+    expected = figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens)  # one step's tokens
     odd = [i for i in range(window[0], window[1] + 1) if by_step[i].tokens not in (None, expected)]
     if odd:
         s = by_step[odd[0]]
-        off = abs(s.tokens - expected) / expected if s.tokens is not None else 0.0
+        off = figures.relative_difference(expected, s.tokens) if s.tokens is not None else 0.0
         if off > 0.01:
             warnings.append(
                 f"step {s.step} trained on {s.tokens:,} tokens by the log, not global_batch x row_tokens = {expected:,}; "

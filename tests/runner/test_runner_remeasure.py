@@ -248,6 +248,66 @@ def test_runs_takes_the_median_run(tmp_path: Path) -> None:
     assert "  runs: 3\n" in recipe.read_text()
 
 
+def test_runs_of_different_speeds_write_the_median_run_and_report_their_cv(tmp_path: Path) -> None:
+    count = tmp_path / "count"
+    run = (f"n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\nscales=(1.1 1.0 0.95)\n"
+           "python3 fixture_trainer.py --format miles --steps 20 --scale ${scales[$n]}")
+    recipe = registry(tmp_path, run=run)
+    done = remeasure(recipe, "--yes", "--runs", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    base = by_hand(fixture_times("miles"))["tokens_per_s_per_gpu"]
+    rates = report["runs_tokens_per_s_per_gpu"]
+    assert rates == pytest.approx([base / 1.1, base, base / 0.95], rel=1e-3)  # in the order they ran
+    assert report["tokens_per_s_per_gpu"] == rates[1]  # the median run, not the mean of the three
+    mean = sum(rates) / 3
+    cv = (sum((r - mean) ** 2 for r in rates) / 2) ** 0.5 / mean * 100
+    assert report["runs_cv_percent"] == pytest.approx(cv, rel=1e-12)
+    ev = json.loads(recipe.with_name(recipe.stem + ".evidence.json").read_text())
+    assert ev["median_run"] == 1 and [r["log"] for r in ev["runs"]] == ["run1.log", "run2.log", "run3.log"]
+    assert ev["runs_cv_percent"] == pytest.approx(cv, rel=1e-12)
+
+
+def test_json_report_keys(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    done = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.txt"), "--json", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)  # stdout is the JSON alone; messages went to stderr
+    for key in ("tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "step_time_cv_percent", "window",
+                "window_tokens", "steps"):
+        assert key in report and report[key] is not None, key
+    assert report["window"] == [5, 19] and report["window_tokens"] == 15 * GB * ROW and report["steps"] == 20
+    assert report["dry_run"] and not report["wrote"] and report["gate"] == "within"
+
+
+def test_progress_bar_on_a_terminal_shows_step_rate_and_eta(tmp_path: Path) -> None:
+    import pty
+
+    recipe = launch_recipe(tmp_path, extra="--sleep 0.05")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runner", "remeasure", str(recipe), "--workdir", str(HERE), "--yes", "--dry-run"],
+        cwd=ROOT, env=dict(os.environ) | H100_ENV | {"COLUMNS": "160", "TERM": "xterm"}, stdin=subprocess.DEVNULL,
+        stdout=follower, stderr=follower,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the runner closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=30)
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", errors="replace")
+    assert proc.returncode == 0, screen
+    assert "step" in screen and "20/20" in screen and " tokens/s/GPU" in screen and "ETA" in screen
+    assert "perf/step_time" in screen  # the run's own output is streamed above the bar
+
+
 def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--sleep 0.15")
     first = subprocess.Popen(
