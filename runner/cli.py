@@ -37,22 +37,40 @@ EXIT_TABLE = f"""exit codes:
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the run's process group was ended, nothing written
 """
 
-REMEASURE_HELP = """Run a recipe (or read the logs of a run made elsewhere), compute its figures with the registry's
-formulas over the recipe's window, and write them into the recipe's `result`, changing no other byte.
+REMEASURE_HELP = """Re-measure a recipe: run it (or read the logs of a run made elsewhere), compute its figures with the
+registry's formulas over the recipe's window, and write them into the recipe's `result`, changing no other byte.
 
-Steps: preflight (GPU type and count against the recipe's `gpu`, the environment variables its `run` script
-reads, the script's entry point); show the exact command and ask to confirm; run it in bash with the
-recipe's `env`, streaming to the console and to .openrecipes-runs/ (outside git); parse the log; refuse a
-crashed run, a NaN loss or too few steps; compare with the recorded tokens/s (tolerance: the larger of 5%
-and 3x the recorded step-time CV); write result fields and <name>.evidence.json beside the recipe.
+What happens, in order:
+  1. preflight: this machine's GPUs (NVML, else torch; CUDA_VISIBLE_DEVICES applies) against the recipe's
+     `gpu`; the environment variables its `run` script reads but nobody sets (the reference recipe needs
+     HF_CKPT, a Hugging Face checkpoint folder, and SFT_DATA, its prepared rows); the script's entry point
+     (run from the framework's checkout, or pass --workdir). Any failure refuses with what to do.
+  2. the exact command and script are shown; answer y to launch (or pass --yes).
+  3. the script runs in bash with the recipe's `env`, in its own process group, its output streamed to the
+     console and to .openrecipes-runs/<recipe>/<time>/runN.log (outside git), under a progress bar (step i/N,
+     tokens/s per GPU, ETA). Ctrl-C or --timeout ends every process of the run and writes nothing.
+  4. the log is parsed for the recipe's framework (Megatron-LM/Bridge, miles/slime, or the bundled engine); a
+     crash, a NaN loss, too few steps or a missing window step refuses, writing nothing.
+  5. the new tokens/s is compared with the recorded one: beyond the larger of 5% and 3x the recorded step-time
+     CV it is reported as a regression or improvement and not written unless --accept-change.
+  6. `result` is updated (tokens/s, $/1M, MFU, CV, date, steps, window tokens, runs, GPU-hours) and
+     <name>.evidence.json written beside the recipe: per-step times and losses, the environment, the command,
+     the log's tail, and every earlier result (history). `python -m generator check` recomputes the result
+     from it. Commit both files.
 
 examples:
-  HF_CKPT=/ckpt SFT_DATA=/data/rows.parquet python -m runner remeasure recipes/m/h100/r.yaml
-  python -m runner remeasure recipes/m/h100/r.yaml --from-log my-cluster-run.log --dry-run
-  python -m runner remeasure recipes/m/h100/r.yaml --runs 3 --yes --json
+  # measure the reference recipe on 8 H100 (from the miles checkout, inside its training image)
+  HF_CKPT=/ckpt/gemma-4-31b-it SFT_DATA=/data/rows.parquet \\
+    python -m runner remeasure recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml --workdir ~/miles
+  # see what a log from your own cluster would change, without writing
+  python -m runner remeasure recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml --from-log run.log --dry-run
+  # three runs, no questions, figures as JSON
+  python -m runner remeasure RECIPE --runs 3 --yes --json
+  # only H200s here: measure into a new recipe for them
+  python -m runner remeasure RECIPE --as-new my-h200-run
 
-environment: OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3" declares this machine's GPUs where NVML cannot see
-them (a container without the NVML library); the usual source is NVML, then torch.
+environment: OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3" declares this machine's GPUs where neither NVML nor
+torch can see them (a container without the NVML library).
 """
 
 
@@ -606,7 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=REMEASURE_HELP, epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("recipe", help="the recipe YAML, e.g. recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
-    r.add_argument("--runs", type=int, help="run N times; the median run's figures are written, the CV across runs reported")
+    r.add_argument("--runs", type=int, metavar="N",
+                   help="run N times; the median run's figures are written, the CV across runs reported")
     r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
     r.add_argument("--from-log", nargs="+", metavar="LOG",
