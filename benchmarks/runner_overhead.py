@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.launch import run_script  # noqa: E402
+from runner.launch import RunFailed, run_script  # noqa: E402
 from runner.logs import parse_file  # noqa: E402
 
 TRAINER = ROOT / "tests/runner/fixture_trainer.py"
@@ -126,7 +126,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.gpu:
         with tempfile.TemporaryDirectory() as tmp:
-            g = bench_gpu(args.gpu_steps, Path(tmp))
+            try:
+                g = bench_gpu(args.gpu_steps, Path(tmp))
+            except RunFailed as exc:  # no GPU, no CUDA torch: say why, from the trainer's own output
+                tail = exc.log_path.read_text(errors="replace").splitlines()[-5:] if exc.log_path else []
+                print(f"GPU mode failed: {exc}\n" + "\n".join("  | " + ln for ln in tail), file=sys.stderr)
+                return 1
         print(json.dumps(g, indent=1) if args.json else
               f"GPU: {g['steps']} steps, window {g['window']}, mean step {g['mean_step_s'] * 1000:.1f} ms: runner "
               f"{g['runner_tokens_per_s']:.2f} tokens/s against CUDA events {g['cuda_event_tokens_per_s']:.2f} "
