@@ -6,10 +6,12 @@ processes. Every run is a real subprocess: torchrun starts one process per rank 
 is the runner's `train` CLI after the CPU adaptation (see that file: it also gives every layout the same initial
 weights, and lets megatron's distributed optimizer, the engine's GPU default, run on CPU tensors).
 
-What holds the layouts to the 1-process run: the same recipe seed and tokens, fp32 on CPU, so the loss and the
-gradient norm of every step agree to float rounding (seen: at most 1e-5 relative over 12 steps at lr 1e-2; the
-tolerance is 1e-4). The negative control, a PP 2 run whose second stage starts from other weights (the engine's own
-initialisation under tests/engine/cpu_train.py), is off by more than 10x that tolerance.
+What holds the layouts to the 1-process run: the same recipe seed, weights and tokens in fp32, so step 0's loss and
+gradient norm agree to float rounding (reductions in another order; tolerance 1e-5 relative) and every later step's to
+that rounding grown by training (lr 1e-2 with clipped gradient norms up to ~8 doubles a difference every step or two;
+seen: up to 1.1e-4 by step 12, with or without the fused cross entropy; tolerance 1e-3). The negative control, a PP 2
+run whose second stage starts from other weights (the engine's own initialisation under tests/engine/cpu_train.py),
+is off by 4e-4 at step 0 and by over 100% later: both tolerances catch it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ GLOBAL_BATCH = 4
 ROW_TOKENS = 32
 # lr 1e-2 so the tiny model learns the synthetic pattern within the 12 steps (the loss falls by ~1 nat).
 FLAGS = ("--cpu", "--lr", "1e-2")
-REL_TOL = 1e-4
+STEP0_TOL = 1e-5  # relative: one forward and backward, fp32 reductions in another order
+REL_TOL = 1e-3  # relative, any step: that rounding grown by 12 steps of training
 
 
 @dataclass
@@ -83,11 +86,17 @@ def _train(recipe: Path, ranks: int, **kwargs) -> Run:
     return _parse(proc.stdout, str(recipe))
 
 
-def _worst(run: Run, reference: Run) -> float:
-    """Largest relative difference of a step's loss or gradient norm from the reference run's."""
-    pairs = list(zip(run.losses, reference.losses, strict=True)) + list(
-        zip(run.grad_norms, reference.grad_norms, strict=True))
+def _worst(run: Run, reference: Run, steps: int = STEPS) -> float:
+    """Largest relative difference of a step's loss or gradient norm from the reference run's, over the first steps."""
+    pairs = list(zip(run.losses, reference.losses, strict=True))[:steps] + list(
+        zip(run.grad_norms, reference.grad_norms, strict=True))[:steps]
     return max(abs(a - b) / abs(b) for a, b in pairs)
+
+
+def _assert_matches(run: Run, reference: Run) -> None:
+    detail = (run.losses, reference.losses, run.grad_norms, reference.grad_norms)
+    assert _worst(run, reference, 1) < STEP0_TOL, detail
+    assert _worst(run, reference) < REL_TOL, detail
 
 
 def _assert_learns(run: Run) -> None:
@@ -130,7 +139,7 @@ def test_two_rank_layout_matches_the_one_process_run(name: str, reference: Run, 
         assert (plan.first_stage_layers, plan.last_stage_layers) == (1, 3)
     assert run.summary["options"]["distributed_optimizer"] is True
     _assert_learns(run)
-    assert _worst(run, reference) < REL_TOL, (run.losses, reference.losses, run.grad_norms, reference.grad_norms)
+    _assert_matches(run, reference)
 
 
 def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path) -> None:
@@ -161,13 +170,11 @@ def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path)
     # Per GPU: the window's tokens over its time, divided by the recipe's 2 GPUs.
     tps = figures.tokens_per_s_per_gpu(times, (2, STEPS - 1), GLOBAL_BATCH, ROW_TOKENS, 2)
     assert tps == pytest.approx(report["tokens_per_s_per_gpu"], rel=1e-9)
-    losses = [s["loss"] for s in steps]
-    assert max(abs(a - b) / b for a, b in zip(losses, reference.losses, strict=True)) < REL_TOL
     summary = next(json.loads(line.split(SUMMARY_PREFIX, 1)[1]) for line in evidence["log_tail"]
                    if SUMMARY_PREFIX in line)
     assert summary["layout"]["sequence_parallel"] is True and summary["layout"]["tp"] == 2
-    grad_norms = [s["grad_norm"] for s in summary["per_step"]]
-    assert max(abs(a - b) / b for a, b in zip(grad_norms, reference.grad_norms, strict=True)) < REL_TOL
+    run = Run([s["loss"] for s in steps], [s["grad_norm"] for s in summary["per_step"]], summary, "")
+    _assert_matches(run, reference)
 
 
 def test_tp2_pp2_dp2_on_eight_ranks(reference: Run, tmp_path: Path) -> None:
@@ -179,7 +186,7 @@ def test_tp2_pp2_dp2_on_eight_ranks(reference: Run, tmp_path: Path) -> None:
     got = run.summary["layout"]
     assert (got["tp"], got["pp"], got["dp"], got["sequence_parallel"]) == (2, 2, 2, True)
     _assert_learns(run)
-    assert _worst(run, reference) < REL_TOL, (run.losses, reference.losses)
+    _assert_matches(run, reference)
 
 
 def test_negative_control_other_initial_weights_fail_the_comparison(reference: Run, tmp_path: Path) -> None:
@@ -189,6 +196,7 @@ def test_negative_control_other_initial_weights_fail_the_comparison(reference: R
                            row_tokens=ROW_TOKENS, precision="fp32")
     run = _train(recipe, 2, script=CPU_TRAIN, extra=("--no-distributed-optimizer",))
     assert abs(run.losses[0] - reference.losses[0]) < 0.01  # the same tokens at init: close, not equal
+    assert _worst(run, reference, 1) > 10 * STEP0_TOL
     assert _worst(run, reference) > 10 * REL_TOL
 
 
