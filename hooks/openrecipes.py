@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".openrecipes-cache" / "site"
 # Under "mkdocs." so that --strict counts these warnings.
 log = logging.getLogger("mkdocs.plugins.openrecipes")
+# Generated pages already rendered to HTML (generator.site.direct), by docs path: Python-Markdown is skipped.
+_DIRECT: dict = {}
 
 
 def _code_stamp() -> tuple:
@@ -48,7 +50,10 @@ def on_files(files, config):  # noqa: ANN001, ANN201
     for problem in problems:
         # A recipe (or evidence file) that does not load is left out and reported (fatal under --strict).
         log.warning("openrecipes: %s", problem)
+    _DIRECT.clear()
     for path, page in pages.items():
+        if page.direct is not None:
+            _DIRECT[path] = page.direct
         level = InclusionLevel.UNDEFINED if (page.in_nav or not path.endswith(".md")) else InclusionLevel.NOT_IN_NAV
         existing = files.get_file_from_path(path)
         if existing is not None:
@@ -56,3 +61,39 @@ def on_files(files, config):  # noqa: ANN001, ANN201
         source = write_if_changed(CACHE, path, page.content)
         files.append(File.generated(config, path, abs_src_path=str(source), inclusion=level))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
+    # Nothing for Python-Markdown to parse: on_page_content puts the page's HTML in.
+    return "" if page.file.src_uri in _DIRECT else markdown
+
+
+def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
+    from mkdocs.structure.toc import get_toc
+
+    from generator.site.direct import search_view
+
+    done = _DIRECT.get(page.file.src_uri)
+    if done is None:
+        return html
+    page.toc = get_toc(done.toc)
+    page.present_anchor_ids = set(done.ids)
+    # The search plugin reads page.content next (on_page_context): give it the page without the sections it
+    # would skip anyway; on_page_context below puts the whole page back before the theme renders it.
+    return search_view(done.html)
+
+
+def _restore(context, page, config, nav):  # noqa: ANN001, ANN202
+    done = _DIRECT.get(page.file.src_uri)
+    if done is not None:
+        page.content = done.html
+    return context
+
+
+def _late(func):  # noqa: ANN001, ANN202
+    from mkdocs.plugins import event_priority
+
+    return event_priority(-100)(func)  # after the search plugin's on_page_context
+
+
+on_page_context = _late(_restore)

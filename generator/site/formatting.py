@@ -18,6 +18,8 @@ DASH = "\u2013"  # shown where a figure is missing
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _UNSAFE_TITLE = re.compile(r"[<>&\"'`\\]")
+# A "#" opening a line of recipe text: entity-escaped, so no recipe text reads as a heading (generator.site.direct).
+_LINE_HASH = re.compile(r"^#", re.M)
 
 
 def number(value: float | int, places: int = 0) -> str:
@@ -154,12 +156,12 @@ def html_text(text: str) -> str:
     would take a line starting with ``` or ~~~ for a fence: those characters become entities too.
     Control characters go (Python-Markdown's placeholders are built from \\x02 and \\x03)."""
     out = html.escape(_CONTROL.sub("", text), quote=True)
-    return out.replace("`", "&#96;").replace("~", "&#126;")
+    return _LINE_HASH.sub("&#35;", out.replace("`", "&#96;").replace("~", "&#126;"))
 
 
 def fence_safe(rendered_html: str) -> str:
     """The same protection for HTML produced by markdown-it (already escaped)."""
-    return _CONTROL.sub("", rendered_html).replace("`", "&#96;").replace("~", "&#126;")
+    return _LINE_HASH.sub("&#35;", _CONTROL.sub("", rendered_html).replace("`", "&#96;").replace("~", "&#126;"))
 
 
 def framework_name(framework: str) -> str:

@@ -25,9 +25,10 @@ from markupsafe import Markup
 from generator.check import Registry
 from generator.load import LoadedRecipe
 from generator.problems import Problem
+from generator.site import direct, schema_doc, views
 from generator.site import evidence as evidence_view
 from generator.site import formatting as fmt
-from generator.site import schema_doc, views
+from generator.site.direct import DirectHtml
 
 TEMPLATES = Path(__file__).parent / "templates"
 DOWNLOADS = "downloads"
@@ -40,6 +41,11 @@ class Page:
     content: str
     title: str | None = None
     in_nav: bool = False
+    direct: DirectHtml | None = None  # the page as HTML, for the hook to skip Python-Markdown (generator.site.direct)
+
+
+def _direct(page: Page) -> Page:
+    return Page(page.content, page.title, page.in_nav, direct.to_html(page.content))
 
 
 def _finalize(value: Any) -> Any:
@@ -333,7 +339,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
 
     Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
     env = environment()
-    pages: dict[str, Page] = {"index.md": _home(env, registry), "recipes.md": _all_recipes(env, registry)}
+    pages: dict[str, Page] = {"index.md": _direct(_home(env, registry)), "recipes.md": _direct(_all_recipes(env, registry))}
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
     live = set()
@@ -353,15 +359,15 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
         live.add(key)
         page = _PAGES.get(key)
         if page is None:
-            page = _PAGES[key] = _recipe_page(env, loaded, registry, by_id, ev)
+            page = _PAGES[key] = _direct(_recipe_page(env, loaded, registry, by_id, ev))
         pages[views.recipe_src(loaded)] = page
         pages[views.yaml_src(loaded)] = Page(text)
         if ev is not None and ev.text and not ev.problems:
             pages[views.evidence_src(loaded)] = Page(ev.text)
     for stale in set(_PAGES) - live:
         del _PAGES[stale]
-    pages.update(_group_pages(env, registry))
-    pages["methodology.md"] = _methodology(env, registry)
-    pages["schema.md"] = _schema_page(env, registry)
+    pages.update({path: _direct(page) for path, page in _group_pages(env, registry).items()})
+    pages["methodology.md"] = _methodology(env, registry)  # Markdown proper (lists, emphasis): Python-Markdown's
+    pages["schema.md"] = _direct(_schema_page(env, registry))
     pages.update(_exports(registry))
     return pages
