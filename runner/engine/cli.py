@@ -20,6 +20,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--recompute", choices=["none", "selective", "full"], help="override layout.recompute")
     p.add_argument("--no-fused-adam", action="store_true", help="megatron's default (foreach) torch AdamW")
     p.add_argument("--no-compile", action="store_true", help="no torch.compile'd norm, SwiGLU or bias-dropout-add")
+    p.add_argument("--no-compiled-rope", action="store_true", help="megatron's eager rotary embedding")
     p.add_argument("--no-distributed-optimizer", action="store_true", help="megatron's Float16 optimizer instead")
     p.add_argument("--no-cross-entropy-fusion", action="store_true", help="unfused cross entropy")
     p.add_argument("--cpu", action="store_true", help="run on CPU with gloo in fp32 (tests)")
@@ -47,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
         raise
     opts = EngineOptions(
-        fused_adam=not args.no_fused_adam, compile=not args.no_compile,
+        fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
         distributed_optimizer=not args.no_distributed_optimizer, cross_entropy_fusion=not args.no_cross_entropy_fusion,
         lr=args.lr, cpu=args.cpu, data=args.data,
     )

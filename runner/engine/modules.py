@@ -48,6 +48,20 @@ def _compiled_rms_norm():
     return _COMPILED
 
 
+def compile_rope() -> None:
+    """Replaces megatron's unfused bshd rotary embedding with a torch.compile'd copy of the same function.
+
+    Without transformer-engine, megatron applies RoPE eagerly: cos, sin, chunk, cat, negate, two products and a
+    sum, each a pass over the query or key tensor. Compiled, the same arithmetic is one kernel each way.
+    """
+    from megatron.core.models.common.embeddings import rope_utils
+
+    if not getattr(rope_utils._apply_rotary_pos_emb_bshd, "_openrecipes_compiled", False):
+        compiled = torch.compile(rope_utils._apply_rotary_pos_emb_bshd, dynamic=False)
+        compiled._openrecipes_compiled = True
+        rope_utils._apply_rotary_pos_emb_bshd = compiled
+
+
 class SDPAttention(MegatronModule):
     """Megatron core attention over torch.nn.functional.scaled_dot_product_attention (causal, GQA).
 

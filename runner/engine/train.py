@@ -26,6 +26,7 @@ class EngineOptions:
 
     fused_adam: bool = True  # torch's fused AdamW kernel for the fp32 master weights
     compile: bool = True  # torch.compile'd RMSNorm, and megatron's compiled SwiGLU and bias-dropout-add
+    compile_rope: bool = True  # torch.compile'd rotary embedding (megatron's fused RoPE needs transformer-engine)
     distributed_optimizer: bool = True  # megatron's contiguous-buffer optimizer (sharded when dp > 1)
     cross_entropy_fusion: bool = True  # megatron's fused vocab-parallel cross entropy
     lr: float = 3e-4
@@ -202,6 +203,10 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
         use_cpu_initialization=not use_cuda, init_method_std=0.02, deallocate_pipeline_outputs=True,
     )
     RMSNorm.compiled = fuse
+    if fuse and opts.compile_rope:
+        from runner.engine.modules import compile_rope
+
+        compile_rope()
     layer = get_gpt_layer_local_spec(normalization="RMSNorm", qk_layernorm=arch.qk_norm)
     sub = layer.submodules
     sub.input_layernorm = RMSNorm

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One device call on an H200: megatron-core and the runner's pure-Python needs from carried wheels (.whl), then the
+# named stage. Logs go to $OUT/work and are packed into $OUT/results.tgz after every step (the device returns few
+# files, and a stage cut off by its time limit still returns what it finished).
+#   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
+#   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), then repeat the first
+set -u
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA_DEVICE_MAX_CONNECTIONS=1 PYTHONWARNINGS=ignore
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+W=$OUT/work; mkdir -p "$W"
+pack() { tar czf "$OUT/results.tgz" -C "$OUT" work; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,power.limit --format=csv > "$W/gpu.txt"
+python3 -c 'import torch,sys; print(sys.version); print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())' >> "$W/gpu.txt"
+cat "$W/gpu.txt"
+engine() {  # engine NAME TIMEOUT RECIPE ARGS...
+  local name=$1 t=$2; shift 2
+  local s=$SECONDS
+  timeout "$t" python3 -m runner.engine train "$@" > "$W/$name.log" 2> "$W/$name.err"
+  local rc=$?
+  tail -c 20000 "$W/$name.err" > "$W/$name.err.tail"; rm -f "$W/$name.err"
+  echo "$name rc=$rc wall=$((SECONDS - s))s $(python3 benchmarks/engine_log_figures.py "$W/$name.log")"
+  [ $rc -ne 0 ] && tail -5 "$W/$name.err.tail"
+  pack
+}
+step() {  # step NAME TIMEOUT COMMAND...: a benchmark script, its output kept
+  local name=$1 t=$2; shift 2
+  local s=$SECONDS
+  timeout "$t" "$@" > "$W/$name.log" 2>&1
+  echo "$name rc=$? wall=$((SECONDS - s))s"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-8}"
+  pack
+}
+R1=recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml
+RU=recipes/llama-3.2-1b/h200/engine-unfused-4k.yaml
+R3=recipes/llama-3.2-3b/h200/engine-sdpa-8k.yaml
+case "${1:-sweep}" in
+sweep)
+  TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
+  engine 3b-tuned 130 $R3 --steps 7
+  step hf-3b 120 python3 benchmarks/engine_vs_hf.py $R3 --engine-log "$R3=$W/3b-tuned.log" --steps 7 --warmup 3 \
+    --out "$W/engine_vs_hf-3b.json"
+  engine 3b-mbs2 120 $R3 --steps 7 --rows-per-microbatch 2
+  step parity-1b 120 python3 benchmarks/engine_hf_parity.py $R1 --out "$W/parity-1b.json"
+  engine 3b-norope 110 $R3 --steps 7 --no-compiled-rope
+  engine 3b-minimal 110 $R3 --steps 7 --no-fused-adam --no-compile --no-distributed-optimizer --no-cross-entropy-fusion
+  engine 1b-tuned 60 $R1 --steps 10
+  step hf-1b 70 python3 benchmarks/engine_vs_hf.py $R1 --engine-log "$R1=$W/1b-tuned.log" --steps 10 --warmup 3 \
+    --out "$W/engine_vs_hf-1b.json"
+  ;;
+final)
+  shift
+  first=""
+  for spec in "$@"; do  # NAME=RECIPE
+    name=${spec%%=*}; recipe=${spec#*=}; [ -z "$first" ] && first=$spec
+    TAILN=12 step "remeasure-$name" 240 python3 -m runner remeasure "$recipe" --yes --json --timeout 220
+    cp "$recipe" "$W/$name.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/$name.evidence.json" 2>/dev/null
+    pack
+  done
+  name=${first%%=*}; recipe=${first#*=}
+  log=$(ls -t .openrecipes-runs/*/*/"$(basename "${recipe%.yaml}")"/*/run1.log | head -1)
+  cp "$log" "$W/$name.run.log"
+  TAILN=12 step "remeasure-$name-repeat" 200 python3 -m runner remeasure "$recipe" --yes --json --timeout 180
+  cp "$recipe" "$W/$name.repeat.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/$name.repeat.evidence.json" 2>/dev/null
+  TAILN=3 step runner-overhead-gpu 60 python3 benchmarks/runner_overhead.py --gpu --gpu-steps 60 --json
+  step parity-1b 100 python3 benchmarks/engine_hf_parity.py $R1 --out "$W/parity-1b.json"
+  step parity-3b 120 python3 benchmarks/engine_hf_parity.py $R3 --out "$W/parity-3b.json"
+  step parity-1b-unfused 100 python3 benchmarks/engine_hf_parity.py $RU --out "$W/parity-1b-unfused.json"
+  step hf-$name 120 python3 benchmarks/engine_vs_hf.py "$recipe" --engine-log "$recipe=$W/$name.run.log" --steps 12 \
+    --warmup 4 --out "$W/engine_vs_hf-$name.json"
+  ;;
+esac
+pack
