@@ -132,12 +132,10 @@ def _yaml_str(value: str) -> str:
 def _replace_top_block(text: str, key: str, replacement: str) -> str:
     """The top-level `key:` block (its line and every deeper or blank line after it) replaced by `replacement`."""
     lines = text.splitlines(keepends=True)
-    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
-    if start is None:
+    block = _top_block(lines, key, keep_trailing_blanks=True)
+    if block is None:
         return text
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
-        end += 1
+    start, end = block
     return "".join(lines[:start]) + replacement + "".join(lines[end:])
 
 
@@ -474,15 +472,16 @@ def convergence(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
-def _top_block(lines: list[str], key: str) -> tuple[int, int] | None:
-    """[start, end) of the top-level `key:` block: its line and the deeper-indented lines after it."""
+def _top_block(lines: list[str], key: str, keep_trailing_blanks: bool = False) -> tuple[int, int] | None:
+    """[start, end) of the top-level `key:` block: its line and the deeper-indented lines after it
+    (and the blank lines after those, with keep_trailing_blanks)."""
     start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
     if start is None:
         return None
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
         end += 1
-    while end > start + 1 and not lines[end - 1].strip():
+    while not keep_trailing_blanks and end > start + 1 and not lines[end - 1].strip():
         end -= 1  # blank lines before the next key belong to neither
     return start, end
 
