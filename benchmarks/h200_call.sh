@@ -2,6 +2,8 @@
 # One device call on an H200: megatron-core and the runner's pure-Python needs from carried wheels (.whl), then the
 # named stage. Logs go to $OUT/work and are packed into $OUT/results.tgz after every step (the device returns few
 # files, and a stage cut off by its time limit still returns what it finished).
+#   bash benchmarks/h200_call.sh profile          GPU time per kernel category of one 3B step, with/without wgrad fusion
+#   bash benchmarks/h200_call.sh explore          attention layouts; a 3B step, engine vs megatron cross entropy
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), then repeat the first
 set -u
@@ -36,6 +38,17 @@ R1=recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml
 RU=recipes/llama-3.2-1b/h200/engine-unfused-4k.yaml
 R3=recipes/llama-3.2-3b/h200/engine-sdpa-8k.yaml
 case "${1:-sweep}" in
+profile)  # where a 3B step's GPU time goes, with and without the wgrad fusion
+  TAILN=40 step profile-3b-nowgrad 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-nowgrad.json" \
+    -- --no-wgrad-fusion
+  TAILN=40 step profile-3b 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b.json"
+  ;;
+explore)  # attention input layouts; a 3B step with the engine's defaults against megatron's fused cross entropy
+  TAILN=14 step attention-layout 120 python3 benchmarks/attention_layout_timing.py --out "$W/attention_layout.json"
+  TAILN=24 step profile-3b-engine-ce 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-engine-ce.json"
+  TAILN=24 step profile-3b-megatron-ce 150 python3 benchmarks/engine_profile.py $R3 \
+    --out "$W/profile-3b-megatron-ce.json" -- --cross-entropy megatron-fused
+  ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
   engine 3b-tuned 130 $R3 --steps 7

@@ -22,7 +22,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-compile", action="store_true", help="no torch.compile'd norm, SwiGLU or bias-dropout-add")
     p.add_argument("--no-compiled-rope", action="store_true", help="megatron's eager rotary embedding")
     p.add_argument("--no-distributed-optimizer", action="store_true", help="megatron's Float16 optimizer instead")
-    p.add_argument("--no-cross-entropy-fusion", action="store_true", help="unfused cross entropy")
+    p.add_argument("--cross-entropy", choices=["engine", "megatron-fused", "megatron"], default="engine",
+                   help="engine: runner/engine/loss.py (default); megatron-fused: megatron's native fused one; "
+                   "megatron: its unfused one")
+    p.add_argument("--no-cross-entropy-fusion", dest="cross_entropy", action="store_const", const="megatron",
+                   help="same as --cross-entropy megatron")
+    p.add_argument("--no-wgrad-fusion", action="store_true",
+                   help="weight gradients written in bf16 and added to the fp32 buffer in a second pass")
     p.add_argument("--cpu", action="store_true", help="run on CPU with gloo in fp32 (tests)")
     p.add_argument("--data", choices=["pattern", "random"], default="pattern", help="synthetic token kind")
     p.add_argument("--lr", type=float, default=3e-4)
@@ -31,8 +37,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from runner.engine.train import run
+
+    made = plan_and_options(args)
+    if isinstance(made, int):
+        return made
+    run(*made)
+    return 0
+
+
+def plan_and_options(args: argparse.Namespace):
+    """(EnginePlan, EngineOptions) from parsed `train` arguments, or exit status 2 after printing the problems."""
     from runner.engine.plan import EngineError, make_plan
-    from runner.engine.train import EngineOptions, run
+    from runner.engine.train import EngineOptions
 
     try:
         plan = make_plan(args.recipe, steps=args.steps, attention=args.attention,
@@ -49,11 +66,10 @@ def main(args: argparse.Namespace) -> int:
         raise
     opts = EngineOptions(
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
-        distributed_optimizer=not args.no_distributed_optimizer, cross_entropy_fusion=not args.no_cross_entropy_fusion,
-        lr=args.lr, cpu=args.cpu, data=args.data,
+        distributed_optimizer=not args.no_distributed_optimizer, cross_entropy=args.cross_entropy,
+        wgrad_fusion=not args.no_wgrad_fusion, lr=args.lr, cpu=args.cpu, data=args.data,
     )
-    run(plan, opts)
-    return 0
+    return plan, opts
 
 
 def standalone(argv: list[str] | None = None) -> int:

@@ -48,18 +48,66 @@ def _compiled_rms_norm():
     return _COMPILED
 
 
+def _rope_forward(t: torch.Tensor, freqs: torch.Tensor, mscale: float) -> torch.Tensor:
+    # megatron's _apply_rotary_pos_emb_bshd (no interleave): t cos + rotate_half(t) sin, rotate_half(x) = [-x2, x1]
+    cos, sin = (torch.cos(freqs) * mscale).to(t.dtype), (torch.sin(freqs) * mscale).to(t.dtype)
+    x1, x2 = t.chunk(2, dim=-1)
+    return t * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def _rope_backward(grad: torch.Tensor, freqs: torch.Tensor, mscale: float) -> torch.Tensor:
+    # The transpose of the rotation: grad cos + rotate_half^T(grad sin), rotate_half^T(z) = [z2, -z1]
+    cos, sin = (torch.cos(freqs) * mscale).to(grad.dtype), (torch.sin(freqs) * mscale).to(grad.dtype)
+    z1, z2 = (grad * sin).chunk(2, dim=-1)
+    return grad * cos + torch.cat((z2, -z1), dim=-1)
+
+
+class _RoPEKernels:
+    forward, backward = staticmethod(_rope_forward), staticmethod(_rope_backward)
+
+
+class _RoPE(torch.autograd.Function):
+    """RoPE with its backward written out: one pass each way, saving only the frequencies (as megatron's saves)."""
+
+    @staticmethod
+    def forward(ctx, t: torch.Tensor, freqs: torch.Tensor, mscale: float) -> torch.Tensor:
+        ctx.save_for_backward(freqs)
+        ctx.mscale = mscale
+        return _RoPEKernels.forward(t, freqs, mscale)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (freqs,) = ctx.saved_tensors
+        return _RoPEKernels.backward(grad.contiguous(), freqs, ctx.mscale), None, None
+
+
+def rope_bshd(t: torch.Tensor, freqs: torch.Tensor, rotary_interleaved: bool = False,
+              multi_latent_attention: bool = False, mscale: float = 1.0) -> torch.Tensor:
+    """Drop-in for megatron's _apply_rotary_pos_emb_bshd; other variants go to megatron's own function."""
+    if rotary_interleaved or multi_latent_attention or freqs.shape[-1] != t.shape[-1] or freqs.requires_grad:
+        return _MEGATRON_ROPE(t, freqs, rotary_interleaved, multi_latent_attention, mscale)
+    return _RoPE.apply(t, freqs, float(mscale))
+
+
+_MEGATRON_ROPE = None
+
+
 def compile_rope() -> None:
-    """Replaces megatron's unfused bshd rotary embedding with a torch.compile'd copy of the same function.
+    """Replaces megatron's unfused bshd rotary embedding with `rope_bshd`, its kernels torch.compile'd.
 
     Without transformer-engine, megatron applies RoPE eagerly: cos, sin, chunk, cat, negate, two products and a
-    sum, each a pass over the query or key tensor. Compiled, the same arithmetic is one kernel each way.
+    sum, each a pass over the query or key tensor, and autograd runs the same chain backward. Here each way is one
+    compiled kernel.
     """
+    global _MEGATRON_ROPE
     from megatron.core.models.common.embeddings import rope_utils
 
-    if not getattr(rope_utils._apply_rotary_pos_emb_bshd, "_openrecipes_compiled", False):
-        compiled = torch.compile(rope_utils._apply_rotary_pos_emb_bshd, dynamic=False)
-        compiled._openrecipes_compiled = True
-        rope_utils._apply_rotary_pos_emb_bshd = compiled
+    if rope_utils._apply_rotary_pos_emb_bshd is rope_bshd:
+        return
+    _MEGATRON_ROPE = rope_utils._apply_rotary_pos_emb_bshd
+    _RoPEKernels.forward = staticmethod(torch.compile(_rope_forward, dynamic=False))
+    _RoPEKernels.backward = staticmethod(torch.compile(_rope_backward, dynamic=False))
+    rope_utils._apply_rotary_pos_emb_bshd = rope_bshd
 
 
 class SDPAttention(MegatronModule):
@@ -91,3 +139,21 @@ class SDPAttention(MegatronModule):
             dropout_p=self.dropout if self.training else 0.0,
         )
         return out.permute(2, 0, 1, 3).reshape(sq, b, nq * hd)
+
+
+def engine_gpt_model_class():
+    """megatron-core's GPTModel with the engine's cross entropy (runner/engine/loss.py) as its loss."""
+    from megatron.core import parallel_state
+    from megatron.core.models.gpt import GPTModel
+
+    from runner.engine.loss import vocab_parallel_cross_entropy
+
+    class EngineGPTModel(GPTModel):
+        def compute_language_model_loss(self, labels: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+            # labels [b, s], logits [s, b, this rank's vocabulary slice] -> per-token loss [b, s], as megatron's
+            group = parallel_state.get_tensor_model_parallel_group()
+            vocab_start = parallel_state.get_tensor_model_parallel_rank() * logits.shape[-1]
+            loss = vocab_parallel_cross_entropy(logits, labels.transpose(0, 1).contiguous(), vocab_start, group)
+            return loss.transpose(0, 1).contiguous()
+
+    return EngineGPTModel

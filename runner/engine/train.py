@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -28,7 +29,8 @@ class EngineOptions:
     compile: bool = True  # torch.compile'd RMSNorm, and megatron's compiled SwiGLU and bias-dropout-add
     compile_rope: bool = True  # torch.compile'd rotary embedding (megatron's fused RoPE needs transformer-engine)
     distributed_optimizer: bool = True  # megatron's contiguous-buffer optimizer (sharded when dp > 1)
-    cross_entropy_fusion: bool = True  # megatron's fused vocab-parallel cross entropy
+    cross_entropy: str = "engine"  # engine: runner/engine/loss.py; megatron-fused; megatron (unfused)
+    wgrad_fusion: bool = True  # weight gradients accumulated into the fp32 buffer by the GEMM (runner/engine/wgrad.py)
     lr: float = 3e-4
     cpu: bool = False  # gloo on CPU in fp32 (tests); otherwise NCCL on CUDA
     data: str = "pattern"  # pattern: a learnable bijective bigram; random: uniform tokens
@@ -40,7 +42,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout) -> list[dict]:
+def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
+        on_step_end: Callable[[int], None] | None = None) -> list[dict]:
+    """Trains the plan; `on_step_end(step)` is called after each step's timing (benchmarks hang a profiler on it)."""
     import torch
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
@@ -144,6 +148,8 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout) -> list
         if use_cuda:
             record["max_memory_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 3)
         records.append(record)
+        if on_step_end is not None:
+            on_step_end(step)
         if rank == 0:
             out.write(format_engine_step(step, plan.steps, elapsed, record["loss"], plan.tokens_per_step) + "\n")
             out.flush()
@@ -153,7 +159,8 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout) -> list
             "layout": {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "sequence_parallel": plan.sequence_parallel,
                        "rows_per_microbatch": plan.rows_per_microbatch, "num_microbatches": plan.num_microbatches,
                        "recompute": plan.recompute_granularity},
-            "options": opts.__dict__, "versions": _versions(), "notes": list(plan.notes),
+            "options": opts.__dict__, "gradient_accumulation_fusion": config.gradient_accumulation_fusion,
+            "versions": _versions(), "notes": list(plan.notes),
             "peak_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 3) if use_cuda else None,
             "gpu_name": torch.cuda.get_device_name() if use_cuda else None,
             "per_step": [{k: r.get(k) for k in ("grad_norm", "skipped", "max_memory_gb")} for r in records],
@@ -175,12 +182,13 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
     from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
     from megatron.core.transformer.transformer_config import TransformerConfig
 
-    from runner.engine.modules import RMSNorm, SDPAttention
+    from runner.engine.modules import RMSNorm, SDPAttention, engine_gpt_model_class
 
     arch = plan.arch
     bf16 = plan.precision == "bf16" and use_cuda
     dtype = torch.bfloat16 if bf16 else torch.float32
     fuse = opts.compile and use_cuda
+    wgrad_fusion = opts.wgrad_fusion and use_cuda and _wgrad_fusion_ready()
     recompute = plan.recompute_granularity if plan.recompute_granularity != "none" else None
     config = TransformerConfig(
         num_layers=arch.layers, hidden_size=arch.hidden_size, ffn_hidden_size=arch.ffn_hidden_size,
@@ -189,8 +197,8 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
         add_bias_linear=False, add_qkv_bias=False, hidden_dropout=0.0, attention_dropout=0.0,
         qk_layernorm=arch.qk_norm,
         bias_activation_fusion=fuse, bias_dropout_fusion=fuse, apply_rope_fusion=False,
-        masked_softmax_fusion=False, persist_layer_norm=False, gradient_accumulation_fusion=False,
-        attention_softmax_in_fp32=True, cross_entropy_loss_fusion=opts.cross_entropy_fusion,
+        masked_softmax_fusion=False, persist_layer_norm=False, gradient_accumulation_fusion=wgrad_fusion,
+        attention_softmax_in_fp32=True, cross_entropy_loss_fusion=opts.cross_entropy == "megatron-fused",
         cross_entropy_fusion_impl="native",
         bf16=bf16, params_dtype=dtype, pipeline_dtype=dtype, autocast_dtype=dtype,
         tensor_model_parallel_size=plan.tp, pipeline_model_parallel_size=plan.pp,
@@ -219,6 +227,12 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
         attn.core_attention = SDPAttention
     n_local = get_num_layers_to_build(config, pp_rank=parallel_state.get_pipeline_model_parallel_rank())
     block = TransformerBlockSubmodules(layer_specs=[layer] * n_local, layer_norm=RMSNorm)
+    if opts.cross_entropy == "engine":
+        if fuse:
+            from runner.engine.loss import compile_kernels
+
+            compile_kernels()
+        GPTModel = engine_gpt_model_class()  # noqa: N806 - the class megatron's GPTModel is replaced by
     model = GPTModel(
         config=config, transformer_layer_spec=block, vocab_size=plan.vocab_size,
         max_sequence_length=plan.row_tokens, pre_process=parallel_state.is_pipeline_first_stage(),
@@ -229,6 +243,15 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
     if use_cuda:
         model.cuda(torch.cuda.current_device())
     return model, config
+
+
+def _wgrad_fusion_ready() -> bool:
+    from runner.engine import wgrad
+
+    if not wgrad.supported():
+        return False
+    wgrad.enable()
+    return True
 
 
 def _use_fused_adamw(optimizer) -> None:
