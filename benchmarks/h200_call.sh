@@ -4,6 +4,7 @@
 # files, and a stage cut off by its time limit still returns what it finished).
 #   bash benchmarks/h200_call.sh profile          GPU time per kernel category of one 3B step, with/without wgrad fusion
 #   bash benchmarks/h200_call.sh explore          attention layouts; a 3B step, engine vs megatron cross entropy
+#   bash benchmarks/h200_call.sh explore2         Triton SwiGLU backward: check, and a 3B step with and without it
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), then repeat the first
 set -u
@@ -48,6 +49,12 @@ explore)  # attention input layouts; a 3B step with the engine's defaults agains
   TAILN=24 step profile-3b-engine-ce 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-engine-ce.json"
   TAILN=24 step profile-3b-megatron-ce 150 python3 benchmarks/engine_profile.py $R3 \
     --out "$W/profile-3b-megatron-ce.json" -- --cross-entropy megatron-fused
+  ;;
+explore2)  # the 3B step with the Triton SwiGLU backward, against megatron's (cos/sin now once per forward)
+  step swiglu-check 60 python3 benchmarks/swiglu_check.py --out "$W/swiglu_check.json"
+  TAILN=24 step profile-3b-swiglu 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-swiglu.json"
+  TAILN=24 step profile-3b-megatron-swiglu 150 python3 benchmarks/engine_profile.py $R3 \
+    --out "$W/profile-3b-megatron-swiglu.json" -- --no-triton-swiglu
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"

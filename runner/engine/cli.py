@@ -21,6 +21,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-fused-adam", action="store_true", help="megatron's default (foreach) torch AdamW")
     p.add_argument("--no-compile", action="store_true", help="no torch.compile'd norm, SwiGLU or bias-dropout-add")
     p.add_argument("--no-compiled-rope", action="store_true", help="megatron's eager rotary embedding")
+    p.add_argument("--no-triton-swiglu", action="store_true", help="megatron's compiled SwiGLU backward")
     p.add_argument("--no-distributed-optimizer", action="store_true", help="megatron's Float16 optimizer instead")
     p.add_argument("--cross-entropy", choices=["engine", "megatron-fused", "megatron"], default="engine",
                    help="engine: runner/engine/loss.py (default); megatron-fused: megatron's native fused one; "
@@ -66,8 +67,8 @@ def plan_and_options(args: argparse.Namespace):
         raise
     opts = EngineOptions(
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
-        distributed_optimizer=not args.no_distributed_optimizer, cross_entropy=args.cross_entropy,
-        wgrad_fusion=not args.no_wgrad_fusion, lr=args.lr, cpu=args.cpu, data=args.data,
+        triton_swiglu=not args.no_triton_swiglu, distributed_optimizer=not args.no_distributed_optimizer,
+        cross_entropy=args.cross_entropy, wgrad_fusion=not args.no_wgrad_fusion, lr=args.lr, cpu=args.cpu, data=args.data,
     )
     return plan, opts
 

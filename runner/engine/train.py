@@ -31,6 +31,7 @@ class EngineOptions:
     distributed_optimizer: bool = True  # megatron's contiguous-buffer optimizer (sharded when dp > 1)
     cross_entropy: str = "engine"  # engine: runner/engine/loss.py; megatron-fused; megatron (unfused)
     wgrad_fusion: bool = True  # weight gradients accumulated into the fp32 buffer by the GEMM (runner/engine/wgrad.py)
+    triton_swiglu: bool = True  # SwiGLU's backward as one Triton kernel (runner/engine/swiglu.py), with `compile`
     lr: float = 3e-4
     cpu: bool = False  # gloo on CPU in fp32 (tests); otherwise NCCL on CUDA
     data: str = "pattern"  # pattern: a learnable bijective bigram; random: uniform tokens
@@ -211,6 +212,10 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
         use_cpu_initialization=not use_cuda, init_method_std=0.02, deallocate_pipeline_outputs=True,
     )
     RMSNorm.compiled = fuse
+    if fuse and opts.triton_swiglu:
+        from runner.engine import swiglu
+
+        swiglu.install()
     if fuse and opts.compile_rope:
         from runner.engine.modules import compile_rope
 
