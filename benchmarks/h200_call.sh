@@ -4,9 +4,10 @@
 # files, and a stage cut off by its time limit still returns what it finished).
 #   bash benchmarks/h200_call.sh profile          GPU time per kernel category of one 3B step, with/without wgrad fusion
 #   bash benchmarks/h200_call.sh explore          attention layouts; a 3B step, engine vs megatron cross entropy
-#   bash benchmarks/h200_call.sh explore2         Triton SwiGLU backward: check, and a 3B step with and without it
+#   bash benchmarks/h200_call.sh evidence         Triton SwiGLU check and A/B step, parity probes, 1B transformers baseline
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
-#   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), then repeat the first
+#   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
+#                                                       transformers baseline against the first's engine log
 set -u
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -50,11 +51,17 @@ explore)  # attention input layouts; a 3B step with the engine's defaults agains
   TAILN=24 step profile-3b-megatron-ce 150 python3 benchmarks/engine_profile.py $R3 \
     --out "$W/profile-3b-megatron-ce.json" -- --cross-entropy megatron-fused
   ;;
-explore2)  # the 3B step with the Triton SwiGLU backward, against megatron's (cos/sin now once per forward)
+evidence)  # the Triton SwiGLU backward (check; a 3B step with and without it), parity probes, the 1B baseline
   step swiglu-check 60 python3 benchmarks/swiglu_check.py --out "$W/swiglu_check.json"
   TAILN=24 step profile-3b-swiglu 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-swiglu.json"
   TAILN=24 step profile-3b-megatron-swiglu 150 python3 benchmarks/engine_profile.py $R3 \
     --out "$W/profile-3b-megatron-swiglu.json" -- --no-triton-swiglu
+  step parity-1b 100 python3 benchmarks/engine_hf_parity.py $R1 --out "$W/parity-1b.json"
+  step parity-3b 120 python3 benchmarks/engine_hf_parity.py $R3 --out "$W/parity-3b.json"
+  step parity-1b-unfused 100 python3 benchmarks/engine_hf_parity.py $RU --out "$W/parity-1b-unfused.json"
+  engine 1b-engine 70 $R1 --steps 12
+  step hf-1b 90 python3 benchmarks/engine_vs_hf.py $R1 --engine-log "$R1=$W/1b-engine.log" --steps 12 --warmup 4 \
+    --out "$W/engine_vs_hf-1b.json"
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
@@ -83,10 +90,6 @@ final)
   cp "$log" "$W/$name.run.log"
   TAILN=12 step "remeasure-$name-repeat" 200 python3 -m runner remeasure "$recipe" --yes --json --timeout 180
   cp "$recipe" "$W/$name.repeat.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/$name.repeat.evidence.json" 2>/dev/null
-  TAILN=3 step runner-overhead-gpu 60 python3 benchmarks/runner_overhead.py --gpu --gpu-steps 60 --json
-  step parity-1b 100 python3 benchmarks/engine_hf_parity.py $R1 --out "$W/parity-1b.json"
-  step parity-3b 120 python3 benchmarks/engine_hf_parity.py $R3 --out "$W/parity-3b.json"
-  step parity-1b-unfused 100 python3 benchmarks/engine_hf_parity.py $RU --out "$W/parity-1b-unfused.json"
   step hf-$name 120 python3 benchmarks/engine_vs_hf.py "$recipe" --engine-log "$recipe=$W/$name.run.log" --steps 12 \
     --warmup 4 --out "$W/engine_vs_hf-$name.json"
   ;;
