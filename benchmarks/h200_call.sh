@@ -5,6 +5,7 @@
 #   bash benchmarks/h200_call.sh profile          GPU time per kernel category of one 3B step, with/without wgrad fusion
 #   bash benchmarks/h200_call.sh explore          attention layouts; a 3B step, engine vs megatron cross entropy
 #   bash benchmarks/h200_call.sh evidence         Triton SwiGLU check and A/B step, parity probes, 1B transformers baseline
+#   bash benchmarks/h200_call.sh accept RECIPE   remeasure --accept-change, then a plain repeat
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
@@ -62,6 +63,13 @@ evidence)  # the Triton SwiGLU backward (check; a 3B step with and without it), 
   engine 1b-engine 70 $R1 --steps 12
   step hf-1b 90 python3 benchmarks/engine_vs_hf.py $R1 --engine-log "$R1=$W/1b-engine.log" --steps 12 --warmup 4 \
     --out "$W/engine_vs_hf-1b.json"
+  ;;
+accept)  # a recipe whose engine changed: remeasure writing beyond the gate, then a repeat that must land within it
+  recipe=$2
+  TAILN=12 step remeasure-accept 200 python3 -m runner remeasure "$recipe" --yes --json --accept-change --timeout 180
+  cp "$recipe" "$W/accepted.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/accepted.evidence.json"; pack
+  TAILN=12 step remeasure-repeat 200 python3 -m runner remeasure "$recipe" --yes --json --timeout 180
+  cp "$recipe" "$W/repeat.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/repeat.evidence.json"
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
