@@ -7,8 +7,14 @@
 #   bash benchmarks/h200_call.sh evidence         Triton SwiGLU check and A/B step, parity probes, 1B transformers baseline
 #   bash benchmarks/h200_call.sh accept RECIPE   remeasure --accept-change, then a plain repeat
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
+#   bash benchmarks/h200_call.sh table            engine_vs_hf on the 1B (4k) and 3B (8k) shapes in one process
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
+# The wheels (carry .whl; the image has torch, triton, transformers, numpy, yaml, jinja2, rich, nvidia-ml-py):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+#     --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl
+#     megatron-core==0.16.1 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection jsonschema
+#     jsonschema-specifications referencing rpds-py ruamel.yaml==0.19.1
 set -u
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -70,6 +76,10 @@ accept)  # a recipe whose engine changed: remeasure writing beyond the gate, the
   cp "$recipe" "$W/accepted.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/accepted.evidence.json"; pack
   TAILN=12 step remeasure-repeat 200 python3 -m runner remeasure "$recipe" --yes --json --timeout 180
   cp "$recipe" "$W/repeat.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/repeat.evidence.json"
+  ;;
+table)  # the benchmark table of issue 3: every shape, engine and transformers loop, one call
+  TAILN=30 step engine_vs_hf 560 python3 benchmarks/engine_vs_hf.py $R1 $R3 --steps 12 --warmup 4 \
+    --out "$W/engine_vs_hf.json"
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
