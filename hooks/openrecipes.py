@@ -16,6 +16,9 @@ CACHE = ROOT / ".openrecipes-cache" / "site"
 log = logging.getLogger("mkdocs.plugins.openrecipes")
 # Generated pages already rendered to HTML (generator.site.direct), by docs path: Python-Markdown is skipped.
 _DIRECT: dict = {}
+# This build's page URLs in site order, and those it built (a dirty build skips unchanged pages).
+_PAGE_URLS: list = []
+_BUILT: set = set()
 
 
 def _code_stamp() -> tuple:
@@ -60,7 +63,16 @@ def on_files(files, config):  # noqa: ANN001, ANN201
             files.remove(existing)
         source = write_if_changed(CACHE, path, page.content)
         files.append(File.generated(config, path, abs_src_path=str(source), inclusion=level))
+    _PAGE_URLS[:] = [f.url for f in files.documentation_pages()]
+    _BUILT.clear()
     return files
+
+
+def on_env(env, config, files):  # noqa: ANN001, ANN201
+    from generator.site.live import THEME_CODE
+
+    env.bytecode_cache = THEME_CODE
+    return env
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
@@ -84,6 +96,7 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
 
 
 def _restore(context, page, config, nav):  # noqa: ANN001, ANN202
+    _BUILT.add(page.url)
     done = _DIRECT.get(page.file.src_uri)
     if done is not None:
         page.content = done.html
@@ -96,4 +109,28 @@ def _late(func):  # noqa: ANN001, ANN202
     return event_priority(-100)(func)  # after the search plugin's on_page_context
 
 
+def _early(func):  # noqa: ANN001, ANN202
+    from mkdocs.plugins import event_priority
+
+    return event_priority(100)(func)  # before the search plugin's on_post_build
+
+
 on_page_context = _late(_restore)
+
+
+def _search_complete(config):  # noqa: ANN001, ANN202
+    # Before Material's search plugin writes its index: under --dirty it holds only the pages just built.
+    from pathlib import Path
+
+    from generator.site.live import merge_search_entries
+
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    index = getattr(search, "search_index", None)
+    if index is None:
+        return
+    previous = Path(config.site_dir) / "search" / "search_index.json"
+    index.entries = merge_search_entries(previous, _BUILT, index.entries, _PAGE_URLS)
+    search.search_index_prev = None  # its own carry-over (see merge_search_entries) would undo this
+
+
+on_post_build = _early(_search_complete)

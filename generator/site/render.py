@@ -57,7 +57,8 @@ def _finalize(value: Any) -> Any:
 
 
 def environment() -> jinja2.Environment:
-    # A fresh environment per render: `mkdocs serve` then picks up template edits.
+    """A new template environment. Its loader checks each template's mtime on use (auto_reload), so one
+    environment serves every render of a process and `mkdocs serve` still picks up template edits."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
@@ -166,9 +167,58 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
     return Page(_markdown(title, env.get_template("recipe.md.j2").render(**ctx)), fmt.plain_title(title))
 
 
-def _rows(recipes: list[LoadedRecipe], registry: Registry, page: str) -> list[dict[str, Any]]:
-    rows = [views.table_row(loaded, registry.catalog, page) for loaded in recipes]
-    return sorted(rows, key=lambda row: -float(row["tokens_sort"]))
+class _Memo:
+    """Results of pure functions of one recipe, kept across the renders of one process (`mkdocs serve`).
+
+    Keys hold the recipe's key (id, display path, file and evidence digests, named reference, catalog and
+    templates: see render_site), so an edit to any of those misses. Entries a render did not use are dropped after it."""
+
+    def __init__(self) -> None:
+        self.store: dict[tuple[Any, ...], Any] = {}
+        self.used: set[tuple[Any, ...]] = set()
+
+    def get(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        self.used.add(key)
+        if key not in self.store:
+            self.store[key] = make()
+        return self.store[key]
+
+    def prune(self) -> None:
+        for stale in set(self.store) - self.used:
+            del self.store[stale]
+        self.used = set()
+
+
+_MEMO = _Memo()
+
+
+@dataclass
+class _Render:
+    """One render_site call: the environment, the registry, each recipe's memo key."""
+
+    env: jinja2.Environment
+    registry: Registry
+    keys: dict[str, tuple[str, ...]]
+
+    def row(self, loaded: LoadedRecipe, page: str) -> dict[str, Any]:
+        return _MEMO.get(("row", self.keys[loaded.id], page),
+                         lambda: views.table_row(loaded, self.registry.catalog, page))
+
+    def rows(self, recipes: list[LoadedRecipe], page: str) -> list[tuple[LoadedRecipe, dict[str, Any]]]:
+        """(recipe, row) pairs, fastest first."""
+        pairs = [(loaded, self.row(loaded, page)) for loaded in recipes]
+        return sorted(pairs, key=lambda pair: -float(pair[1]["tokens_sort"]))
+
+    def table(self, recipes: list[LoadedRecipe], page: str, table_id: str, show_model: bool = True,
+              show_gpu: bool = True, ordered: bool = False) -> dict[str, Any]:
+        """An index table of recipes (fastest first unless `ordered`), each row's HTML rendered once."""
+        pairs = [(x, self.row(x, page)) for x in recipes] if ordered else self.rows(recipes, page)
+        flags = {"show_model": show_model, "show_gpu": show_gpu,
+                 "show_release": any(row["release"] for _, row in pairs)}
+        template = self.env.get_template("recipe_row.html.j2")
+        html = [_MEMO.get(("row_html", self.keys[loaded.id], page, *flags.values()),
+                          lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
+        return {"id": table_id, "rows_html": html, "count": len(html), **flags}
 
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
@@ -183,23 +233,23 @@ def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
-def _home(env: jinja2.Environment, registry: Registry) -> Page:
-    recipes = registry.recipes
-    cat = registry.catalog
+def _home(run: _Render) -> Page:
+    recipes = run.registry.recipes
+    cat = run.registry.catalog
     per_model = []
     for model, group in _by(recipes, lambda x: x.recipe.model).items():
-        rows = _rows(group, registry, "index.md")
+        rows = [row for _, row in run.rows(group, "index.md")]
         priced = [row for row in rows if row["usd"] != fmt.DASH]
         cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
         per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
                           "count": len(rows), "fastest": rows[0], "cheapest": cheapest})
     dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
                    reverse=True)
-    latest = [views.table_row(x, cat, "index.md") for x in dated[:10]]
+    latest = run.table(dated[:10], "index.md", "or-latest", ordered=True)
     counts = {"recipes": len(recipes), "models": len({x.recipe.model for x in recipes}),
               "gpus": len({x.recipe.gpu.type for x in recipes}),
               "verified": sum(x.recipe.status.value == "verified" for x in recipes)}
-    body = env.get_template("home.md.j2").render(counts=counts, per_model=per_model, latest=latest,
+    body = run.env.get_template("home.md.j2").render(counts=counts, per_model=per_model, latest=latest,
                                                  downloads=_download_links("index.md"))
     return Page(_markdown("OpenRecipes", body), "OpenRecipes", in_nav=True)
 
@@ -211,14 +261,17 @@ def _download_links(page: str) -> list[dict[str, str]]:
         ("recipe.schema.json", "the recipe's JSON Schema (2020-12)"))]
 
 
-def _all_recipes(env: jinja2.Environment, registry: Registry) -> Page:
-    rows = _rows(registry.recipes, registry, "recipes.md")
-    body = env.get_template("recipes.md.j2").render(rows=rows, filters=views.filter_options(rows),
-                                                    downloads=_download_links("recipes.md"))
+def _all_recipes(run: _Render) -> Page:
+    recipes = run.registry.recipes
+    rows = [run.row(loaded, "recipes.md") for loaded in recipes]
+    body = run.env.get_template("recipes.md.j2").render(
+        table=run.table(recipes, "recipes.md", "or-recipes"), filters=views.filter_options(rows),
+        downloads=_download_links("recipes.md"))
     return Page(_markdown("All recipes", body, hide=["navigation", "toc"]), "All recipes", in_nav=True)
 
 
-def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]:
+def _group_pages(run: _Render) -> dict[str, Page]:
+    env, registry = run.env, run.registry
     cat = registry.catalog
     pages: dict[str, Page] = {}
     models = _by(registry.recipes, lambda x: x.recipe.model)
@@ -236,7 +289,8 @@ def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]
                 facts += [("Layers", str(a.layers)), ("Hidden size", fmt.integer(a.hidden_size)),
                           ("Attention heads", str(a.attention_heads)), ("Vocabulary", fmt.integer(a.vocab_size))]
         body = env.get_template("group.md.j2").render(
-            heading=f"{model}", kind="model", facts=facts, rows=_rows(group, registry, src),
+            heading=f"{model}", kind="model", facts=facts,
+            table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model)), all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(model, body), fmt.plain_title(model))
@@ -252,7 +306,7 @@ def _group_pages(env: jinja2.Environment, registry: Registry) -> dict[str, Page]
             facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
                      ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
         body = env.get_template("group.md.j2").render(
-            heading=f"{gpu_type}", kind="GPU", facts=facts, rows=_rows(group, registry, src), references=[],
+            heading=f"{gpu_type}", kind="GPU", facts=facts, table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(gpu_type, body), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
@@ -284,44 +338,57 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
 
 
 def _schema_page(env: jinja2.Environment, registry: Registry) -> Page:
-    rows = schema_doc.field_rows(schema_doc.load_schema(registry.root))
+    rows = schema_doc.field_rows(_schema(registry))
     body = env.get_template("schema.md.j2").render(
         rows=rows, schema_href=views.href("schema.md", f"{DOWNLOADS}/recipe.schema.json"))
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
 
 
-def _exports(registry: Registry) -> dict[str, Page]:
-    cat = registry.catalog
-    records = []
-    for loaded in sorted(registry.recipes, key=lambda x: x.id):
-        f = views.recipe_figures(loaded, cat)
-        d = f.derived
-        records.append({"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
-            "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
-            "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
-            "instance_usd_per_hour": d.instance_usd_per_hour}})
+CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout",
+               "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "step_time_cv_percent", "measured"]
+
+
+def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
+    """One recipe of recipes.json, as json.dumps(indent=1) writes it two levels down ({"recipes": [here]})."""
+    d = views.recipe_figures(loaded, registry.catalog).derived
+    record = {"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
+        "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
+        "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
+        "instance_usd_per_hour": d.instance_usd_per_hour}}
+    return "  " + json.dumps(record, indent=1, default=str).replace("\n", "\n  ")
+
+
+def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
+    r = loaded.recipe
+    f = views.recipe_figures(loaded, registry.catalog)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout",
-                     "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "step_time_cv_percent", "measured"])
-    for loaded in sorted(registry.recipes, key=lambda x: x.id):
-        r = loaded.recipe
-        f = views.recipe_figures(loaded, cat)
-        writer.writerow([loaded.id, r.model, r.gpu.type, r.gpu.count, r.gpu.instance or "", r.status.value,
-                         fmt.framework_name(r.stack.framework), r.layout.label, fmt.csv_number(f.tokens_per_s),
-                         fmt.csv_number(f.usd), fmt.csv_number(f.mfu), fmt.csv_number(f.cv),
-                         fmt.date(r.result.measured) if r.result.measured else ""])
-    schema = schema_doc.load_schema(registry.root)
+    csv.writer(out, lineterminator="\n").writerow([
+        loaded.id, r.model, r.gpu.type, r.gpu.count, r.gpu.instance or "", r.status.value,
+        fmt.framework_name(r.stack.framework), r.layout.label, fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd),
+        fmt.csv_number(f.mfu), fmt.csv_number(f.cv), fmt.date(r.result.measured) if r.result.measured else ""])
+    return out.getvalue()
+
+
+def _exports(run: _Render) -> dict[str, Page]:
+    registry = run.registry
+    ordered = sorted(registry.recipes, key=lambda x: x.id)
+    records = [_MEMO.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
+    # What json.dumps({"recipes": [...]}, indent=1) writes, assembled from the memoised records.
+    recipes_json = '{\n "recipes": [\n' + ",\n".join(records) + "\n ]\n}\n" if records else '{\n "recipes": []\n}\n'
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow(CSV_COLUMNS)
+    rows = [_MEMO.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
     return {
-        f"{DOWNLOADS}/recipes.json": Page(json.dumps({"recipes": records}, indent=1, default=str) + "\n"),
-        f"{DOWNLOADS}/recipes.csv": Page(out.getvalue()),
-        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(schema, indent=1, default=str) + "\n"),
+        f"{DOWNLOADS}/recipes.json": Page(recipes_json),
+        f"{DOWNLOADS}/recipes.csv": Page(header.getvalue() + "".join(rows)),
+        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry), indent=1, default=str) + "\n"),
     }
 
 
-# Recipe pages by (id, file bytes, evidence bytes, reference, catalog, templates): a pure function's results,
-# reused across the rebuilds of one `mkdocs serve` process (see generator.site.live).
-_PAGES: dict[tuple[str, ...], Page] = {}
+def _schema(registry: Registry) -> dict[str, Any]:
+    """The committed recipe schema, parsed once per content (the schema page and its JSON download share it)."""
+    text = (registry.root / "schema" / "recipe.schema.yaml").read_bytes()
+    return _MEMO.get(("schema", _digest_bytes(text)), lambda: schema_doc.parse_schema(text))
 
 
 def _inputs_key(registry: Registry) -> str:
@@ -331,18 +398,27 @@ def _inputs_key(registry: Registry) -> str:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return _digest_bytes(text.encode())
+
+
+def _digest_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+_ENV: list[jinja2.Environment] = []  # one per process: see environment()
 
 
 def render_site(registry: Registry, problems: list[Problem] | None = None) -> dict[str, Page]:
     """Every generated page and download of the site, keyed by its docs path.
 
     Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
-    env = environment()
-    pages: dict[str, Page] = {"index.md": _direct(_home(env, registry)), "recipes.md": _direct(_all_recipes(env, registry))}
+    if not _ENV:
+        _ENV.append(environment())
+    env = _ENV[0]
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
-    live = set()
+    keys: dict[str, tuple[str, ...]] = {}
+    recipe_pages: dict[str, Page] = {}
     for loaded in registry.recipes:
         try:
             text = loaded.path.read_text(encoding="utf-8")
@@ -355,19 +431,19 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
                                         f"{message}; left out of the page"))
         ref = views.named_reference(loaded, by_id)
         ref_key = f"{ref.id}={ref.recipe.result.tokens_per_s_per_gpu!r}={ref.recipe.layout.label}" if ref else ""
-        key = (loaded.id, _digest(text), _digest(ev.text) if ev else "", ref_key, inputs)
-        live.add(key)
-        page = _PAGES.get(key)
-        if page is None:
-            page = _PAGES[key] = _direct(_recipe_page(env, loaded, registry, by_id, ev))
-        pages[views.recipe_src(loaded)] = page
-        pages[views.yaml_src(loaded)] = Page(text)
+        key = keys[loaded.id] = (loaded.id, loaded.display, _digest(text), _digest(ev.text) if ev else "", ref_key,
+                                 inputs)
+        recipe_pages[views.recipe_src(loaded)] = _MEMO.get(
+            ("page", key), lambda loaded=loaded, ev=ev: _direct(_recipe_page(env, loaded, registry, by_id, ev)))
+        recipe_pages[views.yaml_src(loaded)] = Page(text)
         if ev is not None and ev.text and not ev.problems:
-            pages[views.evidence_src(loaded)] = Page(ev.text)
-    for stale in set(_PAGES) - live:
-        del _PAGES[stale]
-    pages.update({path: _direct(page) for path, page in _group_pages(env, registry).items()})
+            recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
+    run = _Render(env, registry, keys)
+    pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
+    pages.update(recipe_pages)
+    pages.update({path: _direct(page) for path, page in _group_pages(run).items()})
     pages["methodology.md"] = _methodology(env, registry)  # Markdown proper (lists, emphasis): Python-Markdown's
     pages["schema.md"] = _direct(_schema_page(env, registry))
-    pages.update(_exports(registry))
+    pages.update(_exports(run))
+    _MEMO.prune()
     return pages

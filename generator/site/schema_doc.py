@@ -12,8 +12,12 @@ _UNIT = re.compile(r",? in ([A-Za-z$/%][^.;()]*?)(?:[.;(]|$)")
 
 
 def load_schema(root: Path) -> dict[str, Any]:
-    with open(root / "schema" / "recipe.schema.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return parse_schema((root / "schema" / "recipe.schema.yaml").read_bytes())
+
+
+def parse_schema(data: bytes) -> dict[str, Any]:
+    # The C loader where PyYAML has it: the schema is large, and the site parses it on every rebuild it changes.
+    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
