@@ -184,7 +184,7 @@ def serve_rebuild(project: Path, recipe_id: str, dirty: bool) -> dict:
                 time.sleep(0.1)
             if i == 0:  # pages the rebuild wrote: the served folder's HTML files newer than the edit
                 site_dir = next(tmpdir.glob("mkdocs_*"))
-                rebuilt = sorted(str(f.parent.relative_to(site_dir)) + "/" for f in site_dir.rglob("*.html")
+                rebuilt = sorted(f.relative_to(site_dir).as_posix() for f in site_dir.rglob("*.html")
                                  if f.stat().st_mtime >= edited_wall)
             time.sleep(3)
         entries_after = len(json.loads(_get(base + "search/search_index.json"))["docs"])

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The browser tests skip without Debian's Chromium; CI (.ci/run) sets this so that they cannot skip silently.
+    if os.environ.get("OPENRECIPES_REQUIRE_CHROMIUM") == "1" and not CHROMIUM.exists():
+        raise pytest.UsageError(f"OPENRECIPES_REQUIRE_CHROMIUM=1 but {CHROMIUM} is missing: the browser tests would "
+                                "be skipped (apt-get install chromium)")
 
 
 @pytest.fixture
