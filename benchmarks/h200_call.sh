@@ -8,6 +8,7 @@
 #   bash benchmarks/h200_call.sh accept RECIPE   remeasure --accept-change, then a plain repeat
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
 #   bash benchmarks/h200_call.sh table            engine_vs_hf on the 1B (4k) and 3B (8k) shapes in one process
+#   bash benchmarks/h200_call.sh repeat3b         engine_vs_hf on the 3B shape three times (the ratio's spread)
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
 # The wheels (carry .whl; the image has torch, triton, transformers, numpy, yaml, jinja2, rich, nvidia-ml-py):
@@ -80,6 +81,10 @@ accept)  # a recipe whose engine changed: remeasure writing beyond the gate, the
 table)  # the benchmark table of issue 3: every shape, engine and transformers loop, one call
   TAILN=30 step engine_vs_hf 560 python3 benchmarks/engine_vs_hf.py $R1 $R3 --steps 12 --warmup 4 \
     --out "$W/engine_vs_hf.json"
+  ;;
+repeat3b)  # the 3B ratio sits near the goal (1.25x): three more pairs of runs for its spread
+  TAILN=30 step engine_vs_hf-3b-x3 560 python3 benchmarks/engine_vs_hf.py $R3 $R3 $R3 --steps 12 --warmup 4 \
+    --out "$W/engine_vs_hf-3b-x3.json"
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
