@@ -10,6 +10,7 @@ formatting.html_text in `finalize`), so Python-Markdown never interprets it.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -405,16 +406,16 @@ def _digest_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_ENV: list[jinja2.Environment] = []  # one per process: see environment()
+@functools.cache
+def _process_environment() -> jinja2.Environment:
+    return environment()  # one per process: see environment()
 
 
 def render_site(registry: Registry, problems: list[Problem] | None = None) -> dict[str, Page]:
     """Every generated page and download of the site, keyed by its docs path.
 
     Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
-    if not _ENV:
-        _ENV.append(environment())
-    env = _ENV[0]
+    env = _process_environment()
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
     keys: dict[str, tuple[str, ...]] = {}
