@@ -1,7 +1,8 @@
 """MkDocs hook: adds the pages generator.site.render_site makes. Nothing is written to the docs dir (site_src/).
 
 Pages go to .openrecipes-cache/site/ (rewritten only when their text changes) and are added as generated
-files backed by those copies, so `mkdocs serve --dirty` rebuilds only the pages an edit changed.
+files backed by those copies, so `mkdocs serve --dirty` rebuilds only the pages an edit changed; the search
+index of such a build is completed from the last one's (generator.site.live.merge_search_entries).
 """
 
 from __future__ import annotations
@@ -103,25 +104,17 @@ def _restore(context, page, config, nav):  # noqa: ANN001, ANN202
     return context
 
 
-def _late(func):  # noqa: ANN001, ANN202
+def _priority(value: int):  # noqa: ANN202
     from mkdocs.plugins import event_priority
 
-    return event_priority(-100)(func)  # after the search plugin's on_page_context
+    return event_priority(value)  # the search plugin's events run at the default, 0
 
 
-def _early(func):  # noqa: ANN001, ANN202
-    from mkdocs.plugins import event_priority
-
-    return event_priority(100)(func)  # before the search plugin's on_post_build
-
-
-on_page_context = _late(_restore)
+on_page_context = _priority(-100)(_restore)  # after search has indexed the page
 
 
 def _search_complete(config):  # noqa: ANN001, ANN202
     # Before Material's search plugin writes its index: under --dirty it holds only the pages just built.
-    from pathlib import Path
-
     from generator.site.live import merge_search_entries
 
     search = config.plugins.get("material/search") or config.plugins.get("search")
@@ -133,4 +126,4 @@ def _search_complete(config):  # noqa: ANN001, ANN202
     search.search_index_prev = None  # its own carry-over (see merge_search_entries) would undo this
 
 
-on_post_build = _early(_search_complete)
+on_post_build = _priority(100)(_search_complete)  # before search writes its index
