@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 _UNIT = re.compile(r",? in ([A-Za-z$/%][^.;()]*?)(?:[.;(]|$)")
-
-
-def load_schema(root: Path) -> dict[str, Any]:
-    return parse_schema((root / "schema" / "recipe.schema.yaml").read_bytes())
 
 
 def parse_schema(data: bytes) -> dict[str, Any]:
