@@ -100,10 +100,13 @@ def merge_search_entries(previous_index: Path, built: set[str], entries: list[di
     clean build, which builds every page). Pages not built keep their previous entries; pages that left the site
     (not in `pages`, the site's page URLs in order) lose theirs. Material's own carry-over assumes one page per
     rebuild and keeps nothing when the home page ("") is among them."""
-    try:
-        old = json.loads(previous_index.read_text(encoding="utf-8"))["docs"]
-    except (OSError, ValueError, KeyError, TypeError):
-        old = []
+    site = list(dict.fromkeys(map(_page_of, pages)))
+    old: list[dict] = []
+    if not set(site) <= {_page_of(url) for url in built}:  # a clean build built every page: nothing to carry
+        try:
+            old = json.loads(previous_index.read_text(encoding="utf-8"))["docs"]
+        except (OSError, ValueError, KeyError, TypeError):
+            old = []
     by_page: dict[str, list[dict]] = {}
     for entry in old:
         by_page.setdefault(_page_of(entry["location"]), []).append(entry)
@@ -111,4 +114,4 @@ def merge_search_entries(previous_index: Path, built: set[str], entries: list[di
         by_page[_page_of(url)] = []
     for entry in entries:
         by_page.setdefault(_page_of(entry["location"]), []).append(entry)
-    return [entry for url in dict.fromkeys(map(_page_of, pages)) for entry in by_page.get(url, [])]
+    return [entry for url in site for entry in by_page.get(url, [])]

@@ -98,6 +98,8 @@ def test_merge_search_entries(tmp_path: Path) -> None:
     ]  # "d/" built with no entries (search: exclude), "gone/" left the site
     # after a clean build there is no previous index: the build's own entries, in site order
     assert merge_search_entries(tmp_path / "missing.json", {"", "b/"}, new[:2], ["b/", ""]) == [new[1], new[0]]
+    # a build of every page takes nothing from an earlier index (here a stale one still lying in the site dir)
+    assert merge_search_entries(previous, {"", "a/"}, new[:1], ["./", "a/"]) == new[:1]
 
 
 def test_write_if_changed_rewrites_only_changed_text(tmp_path: Path) -> None:
