@@ -74,15 +74,16 @@ def main() -> None:
         bare = time.perf_counter() - start
 
         start = time.perf_counter()
-        count, problems = check_tree(root, use_cache=False)
+        run = check_tree(root, use_cache=False)
         cold = time.perf_counter() - start
-        assert count == args.recipes and not problems, problems[:5]
+        assert run.files == args.recipes and not run.problems, run.problems[:5]
 
-        check_tree(root, use_cache=True)  # fill the cache (a cold check that also writes it)
+        cache = root / "cache"  # the user's cache folder, here a fresh one inside the temporary registry
+        check_tree(root, use_cache=True, cache_folder=cache)  # fill the cache (a cold check that also writes it)
         start = time.perf_counter()
-        count, problems = check_tree(root, use_cache=True)
+        run = check_tree(root, use_cache=True, cache_folder=cache)
         warm = time.perf_counter() - start
-        assert count == args.recipes and not problems
+        assert run.files == args.recipes and not run.problems
 
     n = args.recipes
     print(f"{n:,} recipes, {total_bytes / 2**20:.1f} MiB")

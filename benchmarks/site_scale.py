@@ -325,7 +325,7 @@ def main() -> int:
             site = tmp / f"recipes-{n}-out"
             sample = next((site / "recipes/gemma-4-31b/h100").glob("synthetic-0000/index.html"))
             # plain pages as big as a recipe page's Markdown source
-            from generator.check import load_registry
+            from generator.registry import load_registry
             from generator.site import render_site
 
             pages = render_site(load_registry(project, [project / "recipes/gemma-4-31b/h100/synthetic-0000.yaml"]))

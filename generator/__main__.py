@@ -13,16 +13,25 @@ def _root() -> Path:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from generator.check import check_tree, format_problems
+    from generator.registry import RootNotFound, find_root
 
-    root = _root()
-    count, problems = check_tree(root, [Path(p) for p in args.paths] or None, use_cache=not args.no_cache)
+    paths = [Path(p) for p in args.paths]
+    try:
+        root = find_root(paths[0] if paths else Path.cwd())
+    except RootNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    run = check_tree(root, paths or None, use_cache=not args.no_cache)
+    for warning in run.warnings:
+        print(warning, file=sys.stderr)
+    problems = run.problems
     if args.format == "json":
         print(format_problems(problems, "json"))
     elif problems:
         print(format_problems(problems, "text"))
         print(f"{len(problems)} problem(s) in {len({p.path for p in problems})} file(s)", file=sys.stderr)
     else:
-        print(f"ok: {count} recipe(s) checked, no problems")
+        print(f"ok: {run.files} recipe(s) checked, no problems")
     return 1 if problems else 0
 
 

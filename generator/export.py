@@ -6,10 +6,10 @@ The same render_site output the MkDocs hook serves in memory; DIR plus site_src/
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from generator.registry import atomic_write
 
 
 def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.site.Page]
@@ -17,16 +17,13 @@ def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.si
     for rel, page in sorted(pages.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(page.content)
-        os.replace(tmp, target)  # atomic: a reader never sees half a page
+        atomic_write(target, page.content)  # a reader never sees half a page
         written.append(target)
     return written
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from generator.check import load_registry
+    from generator.registry import load_registry
     from generator.site import render_site
 
     root = Path.cwd()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from generator.models import Recipe
 
 SECONDS_PER_HOUR = 3600.0
+PUBLISHED_TFLOPS_TOLERANCE = 0.005  # |recomputed - published| / published allowed for Model TFLOP/s
 
 
 def window_steps(window: Sequence[int]) -> int:

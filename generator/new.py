@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -71,6 +69,7 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
     """Returns (path written, message); path None with the reason when nothing is written."""
     from generator import figures
     from generator.catalog import Catalog
+    from generator.registry import atomic_write
 
     if not _NAME.match(name):
         return None, f"name '{name}' must be lower case letters, digits, '.', '_' or '-'"
@@ -92,10 +91,7 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
                            window_tokens=figures.window_tokens([5, 19], 128, 8192),
                            today=dt.date.today().isoformat())
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write(path, text)
     return path, f"wrote {path.relative_to(root)}; fill in the TODOs, then run python -m generator check {path.relative_to(root)}"
 
 

@@ -43,13 +43,13 @@ def schema_path(root: Path, name: str) -> Path:
 
 
 def write_schemas(root: Path) -> list[Path]:
+    from generator.registry import atomic_write
+
     written = []
     for name in SCHEMAS:
         path = schema_path(root, name)
         path.parent.mkdir(exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(schema_text(name), encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, schema_text(name))
         written.append(path)
     return written
 

@@ -357,9 +357,11 @@ def _display(path: Path) -> str:
 
 def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: Any, target: Path, target_text: str,
             found_gpus: Any, nccl: str | None, command: str | None, source: str, log_tail: list[str]) -> int:
+    from generator import evidence
     from generator.load import recipe_id as id_of
-    from runner import environment, evidence, measure
-    from runner.writeback import WriteError, atomic_write, result_changes, rounded, splice, unified_diff
+    from generator.registry import atomic_write
+    from runner import environment, measure
+    from runner.writeback import WriteError, result_changes, rounded, splice, unified_diff
 
     root = Path(args.root).resolve() if args.root else find_root(target)
     recipe_id = id_of(target, root / "recipes") if args.as_new else loaded.id
@@ -427,7 +429,11 @@ def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: 
         if now != (None if args.as_new else target_text):
             _err(f"{target} changed while it was being measured (edited meanwhile?); nothing written. Run again.")
             return EXIT_LOCKED
-        existing = evidence.read(evidence.path_for(target)) if not args.as_new else None
+        try:
+            found = evidence.load(target) if not args.as_new else None
+        except evidence.EvidenceError:
+            found = None
+        existing = found.data if found else None
         data = evidence.build(
             recipe, recipe_id, written | {"measured": m.measured}, m, source, command, env, diffs, log_tail, existing
         )
@@ -566,7 +572,8 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
     from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
-    from runner.writeback import LockHeld, WriteError, atomic_write, recipe_lock, unified_diff
+    from generator.registry import atomic_write
+    from runner.writeback import LockHeld, WriteError, recipe_lock, unified_diff
 
     try:
         loaded = load_recipe(path)

@@ -13,10 +13,11 @@ import yaml
 from conftest import REFERENCE, ROOT
 from pydantic import ValidationError
 
-from generator.check import check_registry, load_registry
+from generator.check import check_registry
 from generator.load import read_yaml
 from generator.models import Recipe
 from generator.problems import InputError
+from generator.registry import load_registry
 from generator.schema import json_schema, validator
 
 CORPUS = ROOT / "tests/corpus"

@@ -17,7 +17,8 @@ def test_reference_bytes_match_shared_copy() -> None:
 
 
 def test_reference_loads_and_checks_clean() -> None:
-    from generator.check import check_registry, load_registry
+    from generator.check import check_registry
+    from generator.registry import load_registry
 
     registry = load_registry(ROOT, [REFERENCE])
     assert [r.id for r in registry.recipes] == ["gemma-4-31b/h100/attune-tp2-pp4-split13"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import yaml
 from conftest import ROOT
 
-from generator.check import recipe_files
 from generator.load import read_yaml
 from generator.models import Recipe
+from generator.registry import recipe_files
 from generator.schema import SCHEMAS, schema_path, schema_text, validator
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +11,9 @@ import yaml
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.check import PUBLISHED_TFLOPS_TOLERANCE as TOLERANCE
 from generator.importers.megatron_bridge import SYSTEMS, Row
 from generator.models import Recipe
+from generator.registry import atomic_write
 
 AUTHOR = "NVIDIA Megatron-Bridge"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Megatron-Bridge"
@@ -94,7 +93,7 @@ def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[
     windows = sorted({k.window for k in arch.attention.values() if k.window})
     convention = {"gated_experts": False, "sliding_windows": False}
     alt = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers, **convention)
-    if figures.relative_difference(row.tflops, alt) > TOLERANCE:
+    if figures.relative_difference(row.tflops, alt) > figures.PUBLISHED_TFLOPS_TOLERANCE:
         return None
     activation = MB_ACTIVATION.get(row.model)
     text = (f"A convention of the publication, not an error in the table: its {row.tflops:g} TFLOP/s is reproduced "
@@ -150,8 +149,8 @@ def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict
                 f"{e['published_model_tflops_per_gpu']:g} TFLOP/s per GPU; this recipe carries the later figures.")
         if arch is not None and e["published_model_tflops_per_gpu"]:
             theirs = figures.model_tflops_per_gpu(arch, row.seq, e["tokens_per_s_per_gpu"], mtp_layers=row.mtp_layers)
-            if figures.relative_difference(e["published_model_tflops_per_gpu"], theirs) > TOLERANCE and \
-                    flops_figures(row, arch)[1] <= TOLERANCE:
+            if figures.relative_difference(e["published_model_tflops_per_gpu"], theirs) > figures.PUBLISHED_TFLOPS_TOLERANCE and \
+                    flops_figures(row, arch)[1] <= figures.PUBLISHED_TFLOPS_TOLERANCE:
                 note += (f" The earlier figures disagree with each other: {e['tokens_per_s_per_gpu']:g} tokens/s give "
                          f"{theirs:.1f} TFLOP/s by the registry's count, not {e['published_model_tflops_per_gpu']:g}; "
                          "the later document's figures agree.")
@@ -217,7 +216,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
     }
     if arch is not None:
         ours, diff = flops_figures(row, arch)
-        if diff > TOLERANCE:
+        if diff > figures.PUBLISHED_TFLOPS_TOLERANCE:
             # Only a found explanation is written: an unexplained difference stays for check to flag.
             why = explain_flops(row, arch, ours)
             if why:
@@ -322,7 +321,5 @@ def write(root: Path, catalog: Catalog, rows: list[tuple[Row, dict[str, Any]]], 
         if dry_run:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path, text)
     return report

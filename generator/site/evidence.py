@@ -7,12 +7,11 @@ file never breaks the site. Numbers only reach the page as JSON for the charts a
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.check import EVIDENCE_SCHEMA, evidence_path
+from generator import evidence as sidecar
 from generator.load import LoadedRecipe
 from generator.site import formatting as fmt
 
@@ -59,20 +58,13 @@ def _history_row(entry: dict[str, Any], source: str) -> dict[str, str] | None:
 
 def read(loaded: LoadedRecipe) -> Evidence | None:
     """The recipe's evidence, or None when it has no evidence file."""
-    path = evidence_path(loaded.path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        found = sidecar.load(loaded.path)
+    except sidecar.EvidenceError as exc:
+        return Evidence("", [], None, [], [], [], "", [str(exc)])
+    if found is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        return Evidence("", [], None, [], [], [], "", [f"{path.name} is not readable ({exc})"])
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return Evidence(text, [], None, [], [], [], "", [f"{path.name} is not readable JSON ({exc})"])
-    if not isinstance(data, dict) or data.get("schema") != EVIDENCE_SCHEMA:
-        return Evidence(text, [], None, [], [], [], "", [f"{path.name} is not an evidence file (schema "
-                                                          f"{EVIDENCE_SCHEMA!r} expected)"])
+    text, data = found.text, found.data
     steps = []
     for s in data.get("steps") if isinstance(data.get("steps"), list) else []:
         if isinstance(s, dict) and isinstance(s.get("step"), int) and _number(s.get("time_s")) is not None:

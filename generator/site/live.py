@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import jinja2
 
-from generator.check import LoadMemo, Registry, load_registry
+from generator.registry import LoadMemo, Registry, atomic_write, load_registry
 
 _LOADS: LoadMemo = {}
 
 
 def load_registry_memo(root: Path) -> Registry:
-    """generator.check.load_registry, reusing the loads of files unchanged since the last call in this process."""
+    """generator.registry.load_registry, reusing the loads of files unchanged since the last call in this process."""
     return load_registry(root, memo=_LOADS)
 
 
@@ -68,10 +66,7 @@ def write_if_changed(folder: Path, rel: str, content: str) -> Path:
     except OSError:
         pass
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, target)
+    atomic_write(target, data)
     _WRITTEN[target] = (content, target.stat().st_mtime_ns)
     return target
 

@@ -23,9 +23,9 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from generator.check import Registry
 from generator.load import LoadedRecipe
 from generator.problems import Problem
+from generator.registry import Registry
 from generator.site import direct, schema_doc, views
 from generator.site import evidence as evidence_view
 from generator.site import formatting as fmt

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sitehelpers import GOLDEN_CARD, ROOT, card_text
 
-from generator.check import load_registry
+from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_card, render_site
 from generator.site.render import environment
@@ -78,7 +78,7 @@ def test_renderer_does_not_import_mkdocs() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from pathlib import Path; from generator.check import load_registry; "
+    code = ("import sys; from pathlib import Path; from generator.registry import load_registry; "
             "from generator.site import render_site; render_site(load_registry(Path('.'))); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mkdocs', 'material', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from sitehelpers import make_registry, mkdocs_build, remeasured, site_project
 
-from generator.check import evidence_path, load_registry
+from generator.evidence import path_for as evidence_path
+from generator.registry import load_registry
 from generator.site import render_site
 
 RID = "gemma-4-31b/h100/remeasured"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from sitehelpers import make_registry, mkdocs_build, site_project, synthetic
 
-from generator.check import load_registry
+from generator.registry import load_registry
 from generator.site import render, render_site
 from generator.site.live import merge_search_entries, write_if_changed
 

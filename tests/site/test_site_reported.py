@@ -11,7 +11,7 @@ import pytest
 from sitehelpers import card_text, committed_registry, make_registry, reference_data, synthetic
 
 from generator import figures
-from generator.check import load_registry
+from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
 

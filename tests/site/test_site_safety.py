@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sitehelpers import make_registry, mkdocs_build, reference_data, site_project
 
-from generator.check import load_registry
+from generator.registry import load_registry
 from generator.site import render_site
 
 XSS_ID = "gemma-4-31b/h100/xss-probe"

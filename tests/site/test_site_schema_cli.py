@@ -11,8 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel
 from sitehelpers import ROOT, make_registry
 
-from generator.check import load_registry
 from generator.models import Recipe
+from generator.registry import load_registry
 from generator.site import render_site
 
 

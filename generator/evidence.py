@@ -1,4 +1,4 @@
-"""The evidence sidecar ``<name>.evidence.json`` beside a recipe.
+"""The evidence sidecar ``<name>.evidence.json`` beside a recipe: its path, schema, reading, building and dumping.
 
 It holds what the result is computed from (per-step times and losses of the median run, the window and the
 workload figures the formulas take), so ``generator.figures.tokens_per_s_per_gpu(steps.time_s, window,
@@ -7,19 +7,26 @@ does that recomputation (and the CV, steps, runs, GPU-hours and date) for every 
 also holds the captured environment; the command; the log's tail; and ``history``, every earlier result,
 oldest first, for the site's plot of re-measurements. Raw logs stay out of git (``.openrecipes-runs/``);
 only this summary is committed.
+
+This module is the only reader: check, the site and the runner all go through `load`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.check import EVIDENCE_SCHEMA as SCHEMA
-from generator.check import evidence_path
-from generator.models import Recipe
+if TYPE_CHECKING:
+    from generator.models import Recipe
 
+SUFFIX = ".evidence.json"
+SCHEMA = "openrecipes-evidence/1"
+MAX_BYTES = 16 * 1024 * 1024  # a sidecar summarises a run; anything larger is not one
 HISTORY_FIELDS = (
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "measured", "steps_per_run",
     "window", "window_tokens", "runs", "gpu_hours",
@@ -27,7 +34,72 @@ HISTORY_FIELDS = (
 
 
 def path_for(recipe_path: Path) -> Path:
-    return evidence_path(recipe_path)  # one name, shared with generator check and the site
+    """The sidecar's path beside a recipe."""
+    return recipe_path.with_name(recipe_path.stem + SUFFIX)
+
+
+class EvidenceError(Exception):
+    """A sidecar that exists but cannot be used; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    path: Path
+    text: str
+    data: dict[str, Any]
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The sidecar's bytes; None when there is none. Only a regular file of at most MAX_BYTES is read (a
+    symlink to a device or a fifo is refused, never opened for reading in full)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EvidenceError(f"{path.name} cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise EvidenceError(f"{path.name} is not a regular file")
+    if st.st_size > MAX_BYTES:
+        raise EvidenceError(f"{path.name} is {st.st_size:,} bytes; the limit is {MAX_BYTES:,}")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise EvidenceError(f"{path.name} cannot be read ({exc.strerror})") from None
+
+
+def parse(name: str, raw: bytes) -> dict[str, Any]:
+    """The sidecar's JSON object, or EvidenceError saying why it is not one."""
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise EvidenceError(f"{name} is not readable JSON ({_one_line(exc)})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise EvidenceError(f"{name} is not an evidence file (schema {SCHEMA!r} expected)")
+    return data
+
+
+def load(recipe_path: Path) -> Sidecar | None:
+    """The recipe's sidecar, None when it has none; EvidenceError when it exists but is not usable."""
+    path = path_for(recipe_path)
+    raw = read_bytes(path)
+    if raw is None:
+        return None
+    data = parse(path.name, raw)
+    return Sidecar(path, raw.decode("utf-8"), data)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# --- writing (the runner) ----------------------------------------------------------------------------------
 
 
 def _json_safe(value: Any) -> Any:
@@ -47,14 +119,6 @@ def previous_result(recipe: Recipe) -> dict[str, Any]:
     return {k: data.get(k) for k in HISTORY_FIELDS}
 
 
-def read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
-
-
 def build(
     recipe: Recipe,
     recipe_id: str,
@@ -66,8 +130,10 @@ def build(
     stack_differences: list[str],
     log_tail: list[str],
     existing: dict[str, Any] | None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The new evidence; the result it replaces goes to the end of history."""
+    """The new evidence; the result it replaces goes to the end of history. `extra` adds keys (provenance,
+    how the window was taken) after the fixed ones."""
     history = list(existing.get("history", [])) if existing else []
     before = dict(existing["result"]) if existing and isinstance(existing.get("result"), dict) else previous_result(recipe)
     before["source"] = "evidence" if existing else "recipe"
@@ -108,6 +174,7 @@ def build(
         "stack_differences": stack_differences,
         "log_tail": log_tail,
         "history": history,
+        **(extra or {}),
     })
 
 

@@ -1,0 +1,75 @@
+"""Rules: the result recomputed from its evidence sidecar (per-step times of the measured run), when it has one."""
+
+from __future__ import annotations
+
+import math
+
+from generator import evidence, figures
+from generator.check.context import RecipeContext
+
+
+def sidecar(ctx: RecipeContext) -> None:
+    try:
+        found = evidence.load(ctx.loaded.path)
+    except evidence.EvidenceError as exc:
+        ctx.bad(str(exc), "result")
+        return
+    if found is None:
+        return
+    _check_against(ctx, found.path.name, found.data)
+
+
+def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
+    r, res = ctx.recipe, ctx.recipe.result
+    if data.get("recipe") != ctx.loaded.id:
+        ctx.bad(f"{name} is the evidence of {data.get('recipe')!r}, not of {ctx.loaded.id!r}", "result")
+    inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
+    stated = {"global_batch": (r.workload.global_batch, ("workload", "global_batch")),
+              "row_tokens": (r.workload.row_tokens, ("workload", "row_tokens")),
+              "gpu_count": (r.gpu.count, ("gpu", "count"))}
+    for key, (value, where) in stated.items():
+        if inputs.get(key) != value:
+            ctx.bad(f"{name} was measured with {key} {inputs.get(key)}, the recipe states {value}", *where)
+    window = data.get("window")
+    if res.window is None or window != list(res.window):
+        ctx.bad(f"{name} was measured over the window {window}, the recipe states {res.window}", "result", "window")
+        return
+    try:
+        steps = {int(s["step"]): s for s in data["steps"]}
+        times = [float(steps[i]["time_s"]) for i in range(window[1] + 1)]
+    except (KeyError, TypeError, ValueError) as exc:
+        ctx.bad(f"{name}: steps 0-{window[1]} with time_s are needed to recompute the result (missing {exc})",
+                "result", "tokens_per_s_per_gpu")
+        return
+    try:
+        tps = figures.tokens_per_s_per_gpu(times, window, r.workload.global_batch, r.workload.row_tokens, r.gpu.count)
+    except ValueError as exc:
+        ctx.bad(f"{name}: {exc}", "result", "tokens_per_s_per_gpu")
+        return
+    if not figures.agrees(res.tokens_per_s_per_gpu, tps):
+        tokens = figures.window_tokens(window, r.workload.global_batch, r.workload.row_tokens)
+        ctx.bad(f"stated {res.tokens_per_s_per_gpu} but {name} gives {tokens:,} window tokens / "
+                f"{math.fsum(times[window[0]:]):.6g} s / {r.gpu.count} GPUs = {tps:.4f}",
+                "result", "tokens_per_s_per_gpu")
+    cv = figures.step_time_cv_percent(times, window)
+    if res.step_time_cv_percent is not None and not figures.agrees(res.step_time_cv_percent, cv):
+        ctx.bad(f"stated {res.step_time_cv_percent} but the step times in {name} give a CV of {cv:.4f}%",
+                "result", "step_time_cv_percent")
+    if res.steps_per_run is not None and max(steps) + 1 != res.steps_per_run:
+        ctx.bad(f"stated {res.steps_per_run} but {name} has steps 0-{max(steps)}", "result", "steps_per_run")
+    runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+    if res.runs is not None and len(runs) != res.runs:
+        ctx.bad(f"stated {res.runs} but {name} records {len(runs)} run(s)", "result", "runs")
+    median = data.get("median_run")
+    wall = runs[median].get("wall_seconds") if isinstance(median, int) and 0 <= median < len(runs) else None
+    if res.gpu_hours is not None and isinstance(wall, int | float) and wall > 0:
+        hours = figures.gpu_hours(r.gpu.count, wall)
+        if not figures.agrees(res.gpu_hours, hours):
+            ctx.bad(f"stated {res.gpu_hours} but {r.gpu.count} GPUs x {wall:.6g} s (the median run in {name}) = "
+                    f"{hours:.6g} GPU-hours", "result", "gpu_hours")
+    recorded = data.get("result") if isinstance(data.get("result"), dict) else {}
+    if res.measured is not None and recorded.get("measured") != res.measured.isoformat():
+        ctx.bad(f"stated {res.measured} but {name} was measured on {recorded.get('measured')}", "result", "measured")
+
+
+RULES = (sidecar,)

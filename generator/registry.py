@@ -1,0 +1,183 @@
+"""The registry on disk: finding its root, its recipe files, loading them all, and the one atomic writer.
+
+A registry root is a folder holding both `catalog/` and `recipes/`; it is found from any path inside it, as git
+finds `.git`, so commands work from any working directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.catalog import Catalog
+from generator.load import LoadedRecipe, load_recipe
+from generator.problems import InputError, Problem
+
+RECIPES_DIR = "recipes"
+CATALOG_DIR = "catalog"
+RECIPE_SUFFIXES = (".yaml", ".yml")
+
+
+class RootNotFound(Exception):
+    """No registry root above a path; the message says every folder looked at."""
+
+
+def is_root(folder: Path) -> bool:
+    return (folder / CATALOG_DIR).is_dir() and (folder / RECIPES_DIR).is_dir()
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` (a file or folder) holding catalog/ and recipes/."""
+    here = start.absolute()
+    if not here.is_dir():
+        here = here.parent
+    looked: list[Path] = []
+    for folder in (here, *here.parents):
+        if is_root(folder):
+            return folder
+        looked.append(folder)
+    raise RootNotFound(f"no registry (a folder with {CATALOG_DIR}/ and {RECIPES_DIR}/) at or above {start}; "
+                       f"looked in {', '.join(str(p) for p in looked)}")
+
+
+def is_recipe_file(path: Path) -> bool:
+    return path.suffix.lower() in RECIPE_SUFFIXES
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Recipe files under a folder; symlinked folders are not entered (a loop cannot hang the walk)."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames.sort()
+        found.extend(Path(dirpath) / name for name in sorted(filenames) if is_recipe_file(Path(name)))
+    return sorted(found)
+
+
+def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
+    """Every recipe file of the registry, or of the given files and folders."""
+    if not paths:
+        return _walk(root / RECIPES_DIR)
+    out: list[Path] = []
+    for p in paths:
+        out.extend(_walk(p) if p.is_dir() else [p])
+    return out
+
+
+def display_path(path: Path, root: Path) -> str:
+    """A path as problems name it: relative to the registry root when inside it."""
+    try:
+        return str(path.absolute().relative_to(root.absolute()))
+    except ValueError:
+        return str(path)
+
+
+def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
+    """Files must be real files inside recipes/ (a symlink may not lead out of it, nor loop)."""
+    if not path.is_symlink():
+        return []
+    base = (root / RECIPES_DIR).resolve()
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return [Problem(display, 1, 1, "(document)", "symlink that does not resolve (dangling or a loop)")]
+    if not resolved.is_relative_to(base):
+        return [Problem(display, 1, 1, "(document)", "symlink points outside recipes/")]
+    return []
+
+
+@dataclass
+class Registry:
+    root: Path
+    catalog: Catalog
+    recipes: list[LoadedRecipe] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+# load_registry's optional memo: resolved path -> ((mtime_ns, size), the load of that file).
+LoadMemo = dict[str, tuple[tuple[int, int], LoadedRecipe]]
+
+
+def _load_memoised(path: Path, display: str, recipes_root: Path, memo: LoadMemo | None) -> LoadedRecipe:
+    if memo is None:
+        return load_recipe(path, display, recipes_root)
+    key = str(path.resolve())
+    try:
+        st = path.stat()
+    except OSError:
+        memo.pop(key, None)
+        return load_recipe(path, display, recipes_root)  # raises the located read error
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = memo.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    memo.pop(key, None)
+    loaded = load_recipe(path, display, recipes_root)
+    memo[key] = (stamp, loaded)
+    return loaded
+
+
+def load_registry(root: Path, paths: Iterable[Path] | None = None, memo: LoadMemo | None = None) -> Registry:
+    """Loads the catalog and recipes; collects every problem instead of stopping at the first.
+
+    With `memo` (kept by the caller across calls, as `mkdocs serve` rebuilds do), a file whose mtime and size
+    are unchanged since it was last loaded is not read again."""
+    catalog = Catalog.load(root)
+    registry = Registry(root, catalog, problems=list(catalog.problems))
+    recipes_root = root / RECIPES_DIR
+    for path in recipe_files(root, list(paths) if paths else None):
+        display = display_path(path, root)
+        placed = placement_problems(path, root, display)
+        if placed:
+            registry.problems.extend(placed)
+            continue
+        try:
+            registry.recipes.append(_load_memoised(path, display, recipes_root, memo))
+        except InputError as exc:
+            registry.problems.extend(exc.problems)
+    return registry
+
+
+# --- writing -----------------------------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> Path:
+    """Writes `data` to `path` so a reader (or a crash) sees the old file or the new, never half.
+
+    Unique temp name in the same folder, fsync of the file, rename, fsync of the folder. The new file keeps the
+    old one's permission bits (or `mode`, or 0o644). A symlink is written through to its target. Returns the
+    path actually written. Any failure removes the temp file and re-raises."""
+    target = path.resolve() if path.is_symlink() else path
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if mode is None:
+        try:
+            mode = os.stat(target).st_mode & 0o777
+        except OSError:
+            mode = 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_folder(target.parent)
+    return target
+
+
+def fsync_folder(folder: Path) -> None:
+    """Makes a rename in `folder` durable (best effort where a folder cannot be opened)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
