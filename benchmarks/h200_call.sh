@@ -9,6 +9,7 @@
 #   bash benchmarks/h200_call.sh sweep            component test, parity probe, tuning sweep, transformers baseline
 #   bash benchmarks/h200_call.sh table            engine_vs_hf on the 1B (4k) and 3B (8k) shapes in one process
 #   bash benchmarks/h200_call.sh repeat3b         engine_vs_hf on the 3B shape three times (the ratio's spread)
+#   bash benchmarks/h200_call.sh noise            the 1B recipe's slow steps: engine runs with clocks/power per step
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
 # The wheels (carry .whl; the image has torch, triton, transformers, numpy, yaml, jinja2, rich, nvidia-ml-py):
@@ -85,6 +86,11 @@ table)  # the benchmark table of issue 3: every shape, engine and transformers l
 repeat3b)  # the 3B ratio sits near the goal (1.25x): three more pairs of runs for its spread
   TAILN=30 step engine_vs_hf-3b-x3 560 python3 benchmarks/engine_vs_hf.py $R3 $R3 $R3 --steps 12 --warmup 4 \
     --out "$W/engine_vs_hf-3b-x3.json"
+  ;;
+noise)  # why the 1B SDPA recipe's steps 11-13 took 0.74 s against 0.55 s: clocks, power, throttle reasons, GC
+  TAILN=60 step noise-1b 420 python3 benchmarks/step_noise.py $R1 --runs 3 --gc-off-runs 1 --steps 30 \
+    --out "$W/noise-1b.json"
+  cp "$W/noise-1b.smi.csv" "$OUT/" 2>/dev/null
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
