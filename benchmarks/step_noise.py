@@ -1,11 +1,12 @@
 """Why does a step take longer than its neighbours? Engine runs with the GPU's clocks, power and throttle reasons
 sampled beside every step.
 
-    python benchmarks/step_noise.py RECIPE [--runs 3] [--steps 30] [--gc-off-runs 1] --out noise.json
+    python benchmarks/step_noise.py RECIPE [--runs 3] [--steps 30] [--gc-off-runs 1] [--sample-ms 100] --out noise.json
 
 Each run is `python -m runner.engine train RECIPE --steps S` (the recipe's own engine, unchanged); each
 `openrecipes-step` line is stamped with the wall clock when it arrives, so step k spans [arrival - time_s, arrival].
-`nvidia-smi --query-gpu=... -lms 100` samples the card meanwhile. For each step the samples inside its span give
+`nvidia-smi --query-gpu=... -lms MS` samples the card meanwhile (`--sample-ms 0`: no sampler, the control: on the
+gVisor H200 a 100 ms sampler itself slowed the 1B engine's steps from about 0.55 s to 0.8 s). For each step the samples inside its span give
 the mean SM clock, the mean power and the union of active clock-event (throttle) reasons. A run with Python's
 garbage collector disabled (`--gc-off-runs`) separates host pauses from device slowdowns. Prints one table row per
 step whose time is more than 10% over the run's median (the slow steps), and writes everything as JSON.
@@ -31,10 +32,12 @@ GC_OFF = ("import gc, runpy, sys; gc.disable(); sys.argv = ['runner.engine'] + s
           "runpy.run_module('runner.engine', run_name='__main__')")
 
 
-def sampler(path: Path) -> subprocess.Popen[bytes]:
+def sampler(path: Path, every_ms: int) -> subprocess.Popen[bytes] | None:
     handle = path.open("wb")
-    return subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits", "-lms", "100"],
-                            stdout=handle, stderr=subprocess.DEVNULL)
+    if every_ms <= 0:
+        return None
+    return subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits", "-lms",
+                             str(every_ms)], stdout=handle, stderr=subprocess.DEVNULL)
 
 
 def read_samples(path: Path) -> list[dict]:
@@ -88,18 +91,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--gc-off-runs", type=int, default=1)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--sample-ms", type=int, default=100, help="nvidia-smi sampling period; 0: none")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     samples_path = args.out.with_suffix(".smi.csv")
-    smi = sampler(samples_path)
+    smi = sampler(samples_path, args.sample_ms)
     runs = []
     try:
         for i in range(args.runs + args.gc_off_runs):
             gc_off = i >= args.runs
             runs.append({"gc_off": gc_off, "steps": one_run(args.recipe, args.steps, gc_off)})
     finally:
-        smi.terminate()
-        smi.wait()
+        if smi is not None:
+            smi.terminate()
+            smi.wait()
     samples = read_samples(samples_path)
     print(f"{len(samples)} nvidia-smi samples")
     for i, run in enumerate(runs):
@@ -117,6 +122,8 @@ def main() -> None:
             print(f"   step {s['step']:3d} {s['time_s']:.4f} s  sm {s['sm_mhz']} MHz  power {s['power_w']} W  "
                   f"util {s['util']}  reasons {s['reasons']}  ({s['samples']} samples)")
         fast = [s for s in steps[3:] if s not in slow and s["sm_mhz"] is not None]
+        if not samples:
+            continue
         if fast:
             print(f"   other steps: sm {statistics.fmean(s['sm_mhz'] for s in fast):.0f} MHz, power "
                   f"{statistics.fmean(s['power_w'] for s in fast):.0f} W")
