@@ -6,7 +6,8 @@ sampled beside every step.
 Each run is `python -m runner.engine train RECIPE --steps S` (the recipe's own engine, unchanged); each
 `openrecipes-step` line is stamped with the wall clock when it arrives, so step k spans [arrival - time_s, arrival].
 `nvidia-smi --query-gpu=... -lms MS` samples the card meanwhile (`--sample-ms 0`: no sampler, the control: on the
-gVisor H200 a 100 ms sampler itself slowed the 1B engine's steps from about 0.55 s to 0.8 s). For each step the samples inside its span give
+gVisor H200 a 100 ms sampler itself slowed the 1B engine's steps from about 0.55 s to 0.8 s).
+For each step the samples inside its span give
 the mean SM clock, the mean power and the union of active clock-event (throttle) reasons. A run with Python's
 garbage collector disabled (`--gc-off-runs`) separates host pauses from device slowdowns. Prints one table row per
 step whose time is more than 10% over the run's median (the slow steps), and writes everything as JSON.
