@@ -341,6 +341,12 @@ class Publication(_Closed):
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0)
     system: str | None = Field(default=None, description="System named by the publication (e.g. DGX-H100).")
+    stated_gradient_accumulation: int | None = Field(
+        default=None, description="Gradient accumulation, in micro-batches, as the publication's row states it where "
+        "it contradicts the row's own global batch / (micro-batch x DP); layout.gradient_accumulation carries the "
+        "same figure. check accepts that contradiction for exactly this figure, and only where it exists (null: the "
+        "row states none, or a consistent one).", gt=0
+    )
     superseded: list[SupersededPublication] = Field(
         default_factory=list, description="Earlier publications of the same row that a later import replaced, "
         "with the figures they stated (kept so every published row stays traceable)."

@@ -158,6 +158,14 @@ def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict
     return notes
 
 
+def contradicted_gradient_accumulation(row: Row) -> int | None:
+    """The row's GA where it contradicts its own GBS / (MBS x DP), else None: the recipe records it as the
+    publication's statement (publication.stated_gradient_accumulation), written only on those rows."""
+    if row.ga is not None and row.ga * row.mbs * row.dp != row.gbs:
+        return row.ga
+    return None
+
+
 def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
           superseded: list[dict[str, Any]] | None = None, skipped: list[str] | None = None) -> dict[str, Any]:
     """The recipe of one row configuration; superseded: publication.superseded; skipped: the importer's skips at the
@@ -193,9 +201,12 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                         if row.qualifier == "tokendrop" else ""))
     if row.fsdp is not None and row.fsdp > 1:
         notes.append(f"FSDP {row.fsdp}: FSDP with a sharding group of {row.fsdp} GPUs.")
-    if row.ga is not None and row.ga * row.mbs * row.dp != row.gbs:
-        notes.append(f"The published GA {row.ga} disagrees with GBS / (MBS x DP) = {row.gbs} / ({row.mbs} x "
-                     f"{row.dp}); recorded as published.")
+    stated_ga = contradicted_gradient_accumulation(row)
+    if stated_ga is not None:
+        notes.append(f"The published GA {stated_ga} disagrees with GBS / (MBS x DP) = {row.gbs} / ({row.mbs} x "
+                     f"{row.dp}) = {row.gbs / (row.mbs * row.dp):g}; recorded as published in the layout, and as the "
+                     "publication's own statement in publication.stated_gradient_accumulation (which is what lets "
+                     "check accept exactly this contradiction).")
     if placement:
         notes.append(f"Pipeline placement: {placement}.")
     for reason in skipped or []:
@@ -246,7 +257,9 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
         },
         "result": result,
         "publication": {"url": source_url, "commit": commit, "release": row.release, "line": row.line,
-                        "system": row.system, "superseded": superseded or []},
+                        "system": row.system,
+                        **({"stated_gradient_accumulation": stated_ga} if stated_ga is not None else {}),
+                        "superseded": superseded or []},
         "run": _run(row, source_url),
         "notes": "\n\n".join(notes) + "\n",
     }
