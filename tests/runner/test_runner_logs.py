@@ -45,7 +45,9 @@ def test_framework_first_word_selects_the_parser() -> None:
     assert format_for("Megatron-LM core_r0.16.0") == "megatron"
     assert format_for("Megatron-Bridge 0.5.0") == "megatron"
     assert format_for("openrecipes-engine 0.1 (megatron-core 0.16.1)") == "openrecipes"
-    assert format_for("torchtitan 0.2") is None
+    assert format_for("torchtitan 0.2") == "torchtitan"
+    assert format_for("NeMo 2.5") == "nemo"
+    assert format_for("JAX MaxText") is None
 
 
 def test_megatron_interval_lines_expand_to_each_step() -> None:

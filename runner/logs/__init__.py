@@ -1,0 +1,126 @@
+"""Training-log parsers: per optimizer step, its time, loss and tokens; the log's dates and failure lines.
+
+One module per format (megatron, nemo, torchtitan, miles, engine); each declares its name, the frameworks whose
+logs it reads and how its lines are recognised (see runner.logs.base). Adding a format is a module and one entry
+in FORMATS. The format comes from the first word of the recipe's ``stack.framework`` (:func:`format_for`) or,
+for a log of unknown origin, from its lines (:func:`sniff`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from runner.logs.base import (
+    EARLIEST_DATE,
+    LogError,
+    LogParser,
+    ParsedLog,
+    Step,
+    aligned_window,
+    check_steps,
+    check_window_alignment,
+    cv_basis,
+    parse_with,
+    plausible_date,
+    read_lines,
+    tail,
+    timestamp,
+)
+from runner.logs.engine import ENGINE_PREFIX, EngineParser, format_engine_step
+from runner.logs.megatron import MegatronParser
+from runner.logs.miles import MilesParser
+from runner.logs.nemo import NemoParser
+from runner.logs.torchtitan import TorchtitanParser
+
+# Order: the first format declaring a framework word is that framework's (megatron-bridge -> megatron).
+FORMATS: tuple[type[LogParser], ...] = (EngineParser, MegatronParser, NemoParser, TorchtitanParser, MilesParser)
+PARSERS: dict[str, type[LogParser]] = {f.name: f for f in FORMATS}
+FRAMEWORKS: dict[str, str] = {}
+for _format in FORMATS:
+    for _word in _format.frameworks:
+        FRAMEWORKS.setdefault(_word, _format.name)
+
+
+def known_formats() -> str:
+    return ", ".join(f"{f.name} ({f.label})" for f in FORMATS)
+
+
+def format_for(framework: str) -> str | None:
+    """Parser name for a recipe's stack.framework (its first word), or None when unknown."""
+    word = framework.split()[0].strip(",;:").lower() if framework.strip() else ""
+    return FRAMEWORKS.get(word)
+
+
+def compatible(fmt: str, other: str) -> bool:
+    """Whether a log in format `other` may stand for a recipe whose framework maps to `fmt`: the two parsers read
+    logs of a common framework (Megatron-Bridge runs print Megatron lines or, through NeMo, NeMo lines)."""
+    return bool(set(PARSERS[fmt].frameworks) & set(PARSERS[other].frameworks))
+
+
+def sniff(lines: Iterable[str]) -> str | None:
+    """The format of the first recognisable line."""
+    for line in lines:
+        for f in FORMATS:
+            if f.recognises(line):
+                return f.name
+    return None
+
+
+def parser(fmt: str, source: str = "<log>") -> LogParser:
+    return PARSERS[fmt](source)
+
+
+def parse_lines(lines: Iterable[str], fmt: str, source: str = "<log>") -> ParsedLog:
+    return parse_with(parser(fmt, source), lines)
+
+
+def parse_file(path: Path, fmt: str | None) -> ParsedLog:
+    """Parses a log; fmt None sniffs it. A log in a format compatible with fmt (a NeMo log for a Megatron-Bridge
+    recipe) is read in its own format. Raises LogError when the file is unreadable or has no steps."""
+    try:
+        if fmt is None:
+            fmt = sniff(read_lines(path))
+            if fmt is None:
+                raise LogError(f"{path}: no training step lines of any known format (known: {known_formats()})")
+        log = parse_lines(read_lines(path), fmt, str(path))
+        if not log.steps:
+            other = sniff(read_lines(path))
+            if other and other != fmt and compatible(fmt, other):
+                log = parse_lines(read_lines(path), other, str(path))
+                fmt = other
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None
+    if not log.steps:
+        other = sniff(read_lines(path))
+        hint = f"; the log looks like the {other} format" if other and other != fmt else f" (known: {known_formats()})"
+        raise LogError(f"{path}: no {fmt} training step lines found{hint}")
+    return log
+
+
+__all__ = [
+    "EARLIEST_DATE",
+    "ENGINE_PREFIX",
+    "FORMATS",
+    "FRAMEWORKS",
+    "PARSERS",
+    "LogError",
+    "LogParser",
+    "ParsedLog",
+    "Step",
+    "aligned_window",
+    "check_steps",
+    "check_window_alignment",
+    "compatible",
+    "cv_basis",
+    "format_engine_step",
+    "format_for",
+    "known_formats",
+    "parse_file",
+    "parse_lines",
+    "parser",
+    "plausible_date",
+    "sniff",
+    "tail",
+    "timestamp",
+]

@@ -1,0 +1,331 @@
+"""What every log format shares: the step record, the parsed log, the line-by-line parser with the log's own
+timestamps, the failure lines of a crashed run, and the checks a window must pass.
+
+A format is a subclass of :class:`LogParser` that declares its ``name``, a ``label`` for messages, the
+``frameworks`` (first words of a recipe's ``stack.framework``) whose logs it reads, and ``recognises(line)``,
+the test :func:`runner.logs.sniff` uses; it implements ``_line``. Adding a format is one module and one entry
+in ``runner.logs.FORMATS``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+
+class LogError(Exception):
+    """A log that cannot give figures: too few steps, NaN loss, no steps, a crashed run, an unaligned window."""
+
+
+@dataclass(frozen=True)
+class Step:
+    step: int  # 0-based optimizer step
+    time_s: float  # the step's time, or the average over the interval one log line stands for
+    loss: float | None
+    tokens: int | None  # tokens the step trained on, when the log says
+    line: int  # 1-based line of the log it came from
+    first: int | None = None  # first step of the interval the line averages (None: the line is this step alone)
+    last: int | None = None  # last step of that interval
+    rate: float | None = None  # the log's own tokens/s per GPU for this step or interval, when it prints one
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The steps the log line behind this step stands for (one step, or a log interval)."""
+        return (self.step if self.first is None else self.first, self.step if self.last is None else self.last)
+
+
+def cv_basis(interval: int | None) -> str:
+    """How a step-time CV was computed, for the evidence: from each step's time, or from interval averages."""
+    return "per-step" if not interval or interval == 1 else f"interval-average (k={interval})"
+
+
+@dataclass
+class ParsedLog:
+    format: str
+    steps: list[Step] = field(default_factory=list)
+    total_steps: int | None = None  # the run's planned steps, when the log says
+    global_batch: int | None = None
+    first_time: datetime | None = None  # the log's own timestamps (local wall clock as printed)
+    last_time: datetime | None = None
+    nccl_version: str | None = None
+    lines: int = 0
+    source: str = "<log>"
+    interval: int | None = None  # steps one printed line stands for (the log interval); 1 for per-step lines
+    failure: str | None = None  # "line N: text" of the first failure line after the last step, when the run crashed
+    failure_line: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def step_times(self) -> list[float]:
+        return [s.time_s for s in self.steps]
+
+    def losses(self) -> list[float | None]:
+        return [s.loss for s in self.steps]
+
+    @property
+    def wall_seconds(self) -> float | None:
+        if self.first_time and self.last_time and self.last_time > self.first_time:
+            return (self.last_time - self.first_time).total_seconds()
+        return None
+
+    @property
+    def measured(self) -> date | None:
+        """The date the log states (its last timestamp), or None for a log that prints no date."""
+        return self.last_time.date() if self.last_time else None
+
+    @property
+    def cv_basis(self) -> str:
+        return cv_basis(self.interval)
+
+
+# A date and time as logs print them: Megatron/miles `[2024-05-01 12:00:00]`, NeMo `[NeMo I 2024-05-01 12:00:00`,
+# torchtitan `[titan] 2024-05-01 12:00:00,123`, ISO `2024-05-01T12:00:00+08:00`, torchelastic `2024-05-01_12:00:00`.
+_TIMESTAMP = re.compile(r"(?<!\d)(\d{4}-\d\d-\d\d)[ T_](\d\d:\d\d:\d\d)(?:[.,](\d{1,6}))?")
+_STAMP_REACH = 96  # a log prefix sits at the start of the line (a Ray actor tag and indentation included)
+_NCCL = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+
+# Lines that say the run (or one of its processes) failed. A traceback before later step lines was survived (a
+# warning printed with its stack, e.g. torch._dynamo falling back); the first such line after the last step is
+# the run's failure.
+_FAILURE_TEXTS = (
+    "Traceback (most recent call last)",
+    "ChildFailedError",
+    "CUDA out of memory",
+    "OutOfMemoryError",
+    "NCCL error",
+    "NCCL communicator was aborted",
+    "Watchdog caught collective operation timeout",
+    "Segmentation fault",
+    "SIGSEGV",
+    "srun: error:",
+    "failed (exitcode:",
+    "CANCELLED AT",
+)
+_FAILED_SCRIPT = re.compile(r"^\s*\S+ FAILED\s*$")  # torchrun's summary header, e.g. `pretrain_gpt.py FAILED`
+
+
+def timestamp(line: str) -> datetime | None:
+    """The date and time the line is stamped with (timezone dropped: the log's local wall clock), or None."""
+    m = _TIMESTAMP.search(line, 0, _STAMP_REACH)
+    if not m:
+        return None
+    text = f"{m.group(1)} {m.group(2)}" + (f".{m.group(3).ljust(6, '0')}" if m.group(3) else "")
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def failure_text(line: str) -> str | None:
+    """The line's failure marker text (stripped), or None."""
+    if "FAILED" in line and _FAILED_SCRIPT.match(line):
+        return line.strip()
+    for text in _FAILURE_TEXTS:
+        if text in line:
+            return line.strip()[:200]
+    return None
+
+
+def float_or_nan(text: str) -> float:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return math.nan
+
+
+def field_after(text: str, label: str) -> str | None:
+    """The value after `label` up to the next `|` (a targeted find: a regex over every field costs ~3x more)."""
+    at = text.find(label)
+    if at < 0:
+        return None
+    start = at + len(label)
+    end = text.find("|", start)
+    return (text[start:] if end < 0 else text[start:end]).strip()
+
+
+class LogParser:
+    name = ""
+    label = ""
+    frameworks: tuple[str, ...] = ()
+
+    @classmethod
+    def recognises(cls, line: str) -> bool:
+        raise NotImplementedError
+
+    def __init__(self, source: str = "<log>") -> None:
+        self.log = ParsedLog(self.name, source=source)
+        self._steps: dict[int, Step] = {}
+        self._failures: list[tuple[int, str]] = []
+        self._stamp: datetime | None = None  # the current line's timestamp, for formats that time steps by it
+
+    def feed(self, line: str, number: int) -> list[Step]:
+        """Consumes one line; returns the steps it completed (for live progress)."""
+        self.log.lines = number
+        stamp = timestamp(line) if "-" in line else None
+        self._stamp = stamp
+        if stamp is not None:
+            self.log.first_time = self.log.first_time or stamp
+            self.log.last_time = stamp
+        if "NCCL version" in line and self.log.nccl_version is None:
+            m = _NCCL.search(line)
+            if m:
+                self.log.nccl_version = m.group(1)
+        failed = failure_text(line)
+        if failed is not None:
+            self._failures.append((number, failed))
+        return self._line(line, number)
+
+    def _line(self, line: str, number: int) -> list[Step]:
+        raise NotImplementedError
+
+    def _add(self, step: Step) -> None:
+        # A step printed twice (a restarted run appending to the log) keeps its last value.
+        self._steps[step.step] = step
+
+    def _finish_steps(self) -> None:
+        """Formats that can only place their lines once the whole log is read (the log interval) do it here."""
+
+    def finish(self) -> ParsedLog:
+        self._finish_steps()
+        self.log.steps = [self._steps[k] for k in sorted(self._steps)]
+        spans = {s.span for s in self.log.steps}
+        if spans:
+            lengths = [b - a + 1 for a, b in spans]
+            self.log.interval = max(set(lengths), key=lengths.count)
+        self._place_failures()
+        return self.log
+
+    def _place_failures(self) -> None:
+        last_step_line = max((s.line for s in self.log.steps), default=0)
+        for number, text in self._failures:
+            if number > last_step_line:
+                self.log.failure, self.log.failure_line = f"line {number}: {text}", number
+                return
+        survived = [(n, t) for n, t in self._failures if n <= last_step_line]
+        if survived:
+            n, t = survived[0]
+            self.log.warnings.append(
+                f"{self.log.source}:{n}: {t[:120]} (a failure line, but training printed steps after it: not counted as a crash)"
+            )
+
+
+def read_lines(path: Path) -> Iterator[str]:
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        yield from handle
+
+
+def parse_with(parser: LogParser, lines: Iterable[str]) -> ParsedLog:
+    for number, line in enumerate(lines, 1):
+        parser.feed(line, number)
+    return parser.finish()
+
+
+def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for n in numbers:
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def _describe(ranges: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:5]) + (" ..." if len(ranges) > 5 else "")
+
+
+def aligned_window(log: ParsedLog, window: tuple[int, int]) -> tuple[int, int] | None:
+    """The nearest window whose ends fall on the boundaries of the log's lines (None when none is left)."""
+    spans = sorted({s.span for s in log.steps})
+    starts = [a for a, _ in spans]
+    ends = [b for _, b in spans]
+    first, last = window
+    start = min(starts, key=lambda a: (abs(a - first), -a))  # a tie goes to the later start (less warm-up)
+    end = min(ends, key=lambda b: (abs(b - last), -b))
+    return (start, end) if start <= end else None
+
+
+def check_window_alignment(log: ParsedLog, window: tuple[int, int]) -> None:
+    """A window must start and end on the log's line boundaries: one Megatron line with --log-interval k averages
+    k steps, so a window that cuts an interval would take the whole interval's average for its part of it."""
+    first, last = window
+    steps = {s.step: s for s in log.steps}
+    head, tail_ = steps[first].span, steps[last].span
+    if head[0] == first and tail_[1] == last:
+        return
+    cut = head if head[0] != first else tail_
+    where = "starts" if head[0] != first else "ends"
+    line = steps[first].line if head[0] != first else steps[last].line
+    near = aligned_window(log, window)
+    hint = f"; the nearest aligned window is [{near[0]}, {near[1]}]" if near else ""
+    raise LogError(
+        f"{log.source}:{line}: the window [{first}, {last}] {where} inside steps {cut[0]}-{cut[1]}, which the log "
+        f"prints as one averaged line (log interval {cut[1] - cut[0] + 1}){hint}"
+    )
+
+
+def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | None = None) -> None:
+    """Refuses a log that cannot give the window's figures (raises LogError with the reason). Steps the log does
+    not show are never filled in: a gap in the window is refused with the missing range."""
+    first, last = window
+    steps = {s.step: s for s in log.steps}
+    if not steps:
+        raise LogError(f"{log.source}: no training steps in the log")
+    count = max(steps) + 1
+    if last >= count:
+        raise LogError(
+            f"{log.source}: too few steps: the log has steps {min(steps)}-{count - 1} but the window [{first}, {last}] needs "
+            f"step {last}; the run stopped early or crashed (see the end of the log)"
+        )
+    missing = [i for i in range(first, last + 1) if i not in steps]
+    if missing:
+        gaps = _ranges(missing)
+        raise LogError(
+            f"{log.source}: the window [{first}, {last}] lacks steps {_describe(gaps)} ({len(missing)} steps the log "
+            "does not show; they are never filled in from neighbouring lines)"
+        )
+    check_window_alignment(log, window)
+    for i in range(first, last + 1):
+        s = steps[i]
+        if s.loss is not None and not math.isfinite(s.loss):
+            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
+        if not math.isfinite(s.time_s) or s.time_s <= 0:
+            raise LogError(f"{log.source}:{s.line}: step {i} has step time {s.time_s} s (must be a positive number)")
+    for i in range(0, first):  # a divergence before the window still makes the run unusable
+        s = steps.get(i)
+        if s is not None and s.loss is not None and not math.isfinite(s.loss):
+            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
+    if expected_steps is not None and log.total_steps is not None and log.total_steps != expected_steps:
+        raise LogError(
+            f"{log.source}: the log's run has {log.total_steps} steps but the recipe's steps_per_run is {expected_steps}"
+        )
+
+
+EARLIEST_DATE = date(2019, 1, 1)  # before any stack a recipe here names (Megatron-LM's first release is 2019)
+
+
+def plausible_date(d: date, today: date | None = None, source: str = "the log") -> date:
+    """d when it lies in [2019-01-01, today]; else LogError (a clock reset to 1970, a typo'd 2099)."""
+    today = today or date.today()
+    if d < EARLIEST_DATE or d > today:
+        raise LogError(
+            f"{source} is dated {d.isoformat()}, outside [{EARLIEST_DATE.isoformat()}, {today.isoformat()}]: a wrong "
+            "clock on the measuring machine? pass --measured YYYY-MM-DD with the real date"
+        )
+    return d
+
+
+def tail(path: Path, lines: int = 40) -> list[str]:
+    """The last lines of a log (for the evidence file)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            data = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return [ln.rstrip("\r") for ln in data.splitlines()[-lines:]]

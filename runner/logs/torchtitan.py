@@ -1,0 +1,87 @@
+"""torchtitan (``MetricsProcessor.log`` in torchtitan/components/metrics.py, read at v0.2.2, commit 73a0e697)::
+
+    [rank0]:[titan] 2025-06-16 22:31:04,970 - root - INFO - step: 210  loss:  6.0388  memory: 49.66GiB(52.28%)
+    tps: 5,593  tflops: 323.92  mfu: 32.75%
+
+(one line; ``grad_norm:`` sits between loss and memory since 2025). ``step`` is 1-based (``self.step += 1``
+before ``train_step``), so step N is our step N-1. A line is printed at step 1 and at every multiple of
+``metrics.log_freq`` (default 10): ``should_log(step) = step == 1 or step % log_freq == 0``. The line prints no
+step time. ``tps`` is ``ntokens_since_last_log / (time_delta x non_data_parallel_size)``: tokens per second per
+GPU over the whole interval since the previous line, rounded to an integer.
+
+The step time is derived from the log's own clock: the logging prefix stamps each line to the millisecond, and
+a line's interval runs from the previous step line (torchtitan resets its timer right after logging). So for
+consecutive lines at steps P < N, each of the N-P steps gets (t_N - t_P) / (N - P) s: an interval average
+(``Step.first``/``Step.last`` mark the span; the CV is labelled ``interval-average (k=log_freq)``). It includes
+whatever ran between the lines (GC, profiler dumps, checkpoints), as torchtitan's own tps does. The first line
+(step 1) has no previous line: its interval starts when the trainer was built, which the log does not show, so
+step 0 has no time. Lines further apart than ``log_freq`` (missing output) give no steps. The interval's tps is
+kept as ``Step.rate`` so the figures can be checked against it. A torchtitan log without timestamps cannot be
+timed and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+
+from runner.logs.base import LogError, LogParser, Step, float_or_nan
+
+_STEP = re.compile(r"\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s*([\d,]+))?")
+
+
+class TorchtitanParser(LogParser):
+    name = "torchtitan"
+    label = "torchtitan"
+    frameworks = ("torchtitan",)
+
+    @classmethod
+    def recognises(cls, line: str) -> bool:
+        return "step:" in line and "tps:" in line and _STEP.search(line) is not None
+
+    def __init__(self, source: str = "<log>") -> None:
+        super().__init__(source)
+        self._lines: dict[int, tuple[datetime | None, float, float | None, int]] = {}  # step -> (stamp, loss, tps, line)
+
+    def _line(self, line: str, number: int) -> list[Step]:
+        if "step:" not in line or "loss:" not in line:
+            return []
+        m = _STEP.search(line)
+        if not m:
+            return []
+        rate = float_or_nan(m.group(3)) if m.group(3) else None
+        self._lines[int(m.group(1))] = (self._stamp, float_or_nan(m.group(2)), rate, number)
+        return []
+
+    def _finish_steps(self) -> None:
+        printed = sorted(self._lines)
+        if printed and all(self._lines[s][0] is None for s in printed):
+            raise LogError(
+                f"{self.log.source}: torchtitan step lines without timestamps: torchtitan prints no step time, so it "
+                "is derived from the logging prefix's clock ([titan] YYYY-MM-DD HH:MM:SS,mmm), which this log lacks"
+            )
+        k = 0
+        for s in printed:
+            if s != 1:
+                k = math.gcd(k, s)
+        k = k or 1
+        for previous, current in zip(printed, printed[1:], strict=False):
+            expected_previous = 1 if current - k < 1 or current == k else current - k
+            if previous != expected_previous:
+                continue  # the line(s) between are missing: this interval's start is not in the log
+            t0, _, _, _ = self._lines[previous]
+            t1, loss, rate, number = self._lines[current]
+            if t0 is None or t1 is None:
+                continue
+            each = (t1 - t0).total_seconds() / (current - previous)
+            first, last = previous, current - 1  # 0-based steps previous+1 .. current (1-based)
+            span = (first, last) if last > first else (None, None)
+            for step in range(first, last + 1):
+                self._add(Step(step, each, loss if step == last else None, None, number, span[0], span[1], rate))
+        self.log.warnings.extend(self._coarse_clock_warning(k))
+
+    def _coarse_clock_warning(self, k: int) -> list[str]:
+        # A 1 ms clock against a sub-10 ms interval would be a >10% error; say so rather than print a false figure.
+        short = [s for s in self._steps.values() if s.time_s * (s.span[1] - s.span[0] + 1) < 0.01]
+        return [f"{self.log.source}: intervals shorter than 10 ms timed by a 1 ms clock"] if short else []
