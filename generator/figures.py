@@ -12,6 +12,7 @@ Conventions:
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 
 SECONDS_PER_HOUR = 3600.0
 PUBLISHED_TFLOPS_TOLERANCE = 0.005  # |recomputed - published| / published allowed for Model TFLOP/s
+# A verified recipe's step-time CV above this (percent) needs its reason stated (result.step_time_cv_note).
+NOISY_STEP_TIME_CV_PERCENT = 5.0
+# What a passing convergence check means (Megatron-Bridge's validate_convergence; runner/convergence.py uses
+# these): Pearson correlation of the loss curves at least this, and at most this fraction of points outside the
+# pointwise tolerance.
+CONVERGENCE_MIN_CORRELATION = 0.95
+CONVERGENCE_MAX_FAILING_FRACTION = 0.10
 
 
 def window_steps(window: Sequence[int]) -> int:
@@ -87,19 +95,98 @@ def speedup(before_tokens_per_s: float, after_tokens_per_s: float) -> float:
 
 
 def decimals(value: float) -> int:
-    """Decimal places of a stated figure, as written (shortest repr)."""
+    """Decimal places of a stated figure's value (shortest repr: 2.190 and 2.19 both give 2)."""
     text = repr(float(value))
     if "e" in text:
         mantissa, exp = text.split("e")
         frac = len(mantissa.split(".")[1].rstrip("0")) if "." in mantissa else 0
         return max(0, frac - int(exp))
     frac = text.split(".")[1].rstrip("0")
+def window_gpu_hours(window_tokens_: int, tokens_per_s_per_gpu_: float, gpu_count: int) -> float:
+    """GPU-hours of the measured window alone: window tokens / (tokens/s per GPU x GPUs) seconds on every GPU.
+    A run's GPU-hours (start-up and the warm-up steps included) cannot be fewer."""
+    seconds = window_tokens_ / (tokens_per_s_per_gpu_ * gpu_count)
+    return gpu_hours(gpu_count, seconds)
+
+
     return len(frac)
 
 
-def agrees(stated: float, computed: float) -> bool:
-    """Whether computed rounds to stated at the stated precision (with float slack)."""
-    tol = 0.5 * 10 ** (-decimals(stated))
+# --- the precision every stated figure must carry -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatedPrecision:
+    """The least precision a stated figure is written to, and the precision it must agree with its recomputation at.
+
+    `decimals` decimal places at least; with `significant`, also that many significant figures (a $/1M of 0.016
+    needs 3 decimals where 1.62 needs 2)."""
+
+    label: str
+    decimals: int
+    significant: int = 0
+
+    def required_decimals(self, *values: float | None) -> int:
+        """Decimal places the figure needs, for the most demanding of `values` (stated and recomputed)."""
+        places = self.decimals
+        if self.significant:
+            for value in values:
+                if value is not None and math.isfinite(value) and value != 0:
+                    places = max(places, self.significant - 1 - math.floor(math.log10(abs(value))))
+        return places
+
+    def describe(self, places: int) -> str:
+        """'4 decimal places', or with significant figures '3 decimal places (2 significant figures, at least 2)'."""
+        text = f"{places} decimal place{'' if places == 1 else 's'}"
+        if self.significant:
+            text += f" ({self.significant} significant figures and at least {self.decimals} decimal places)"
+        return text
+
+
+# Why these: tokens/s to 0.1 keeps a 1,000 tokens/s figure to 1e-4 of itself; MFU to 4 decimals is 0.01
+# percentage points (a 0.2 would hide a 5% error); $ per 1M tokens to cents and 2 significant figures (an H200
+# recipe's 0.016 is not 0.02); CV and GPU-hours to 0.01 (a CV of 2.0 hides 2.22, GPU-hours 5.0 hides 4.83).
+# runner/writeback.py writes each figure at (at least) these precisions.
+PRECISIONS: dict[str, StatedPrecision] = {
+    "tokens_per_s_per_gpu": StatedPrecision("tokens/s per GPU", 1),
+    "usd_per_million_tokens": StatedPrecision("$ per 1M tokens", 2, significant=2),
+    "mfu": StatedPrecision("MFU", 4),
+    "step_time_cv_percent": StatedPrecision("step-time CV", 2),
+    "gpu_hours": StatedPrecision("GPU-hours", 2),
+}
+
+_WRITTEN_NUMBER = re.compile(r"^[-+]?(?P<int>[0-9][0-9_]*)?(?:\.(?P<frac>[0-9_]*))?(?:[eE](?P<exp>[-+]?[0-9]+))?$")
+
+
+def written_decimals(text: str) -> int | None:
+    """Decimal places of a number as the recipe spells it ('0.2190' -> 4, '2.0' -> 1, '1.5e-3' -> 4, '12' -> 0);
+    None when the text is not a plain decimal number (then only its value can be judged)."""
+    match = _WRITTEN_NUMBER.match(text.strip())
+    if match is None or not (match.group("int") or match.group("frac")):
+        return None
+    places = len((match.group("frac") or "").replace("_", ""))
+    exponent = int(match.group("exp") or 0)
+    return max(0, places - exponent)
+
+
+def coarser_than_required(figure: str, written: str | None, stated: float,
+                          computed: float | None = None) -> int | None:
+    """The decimal places `figure` must be written to when `written` (its text; None: judged by its value) has
+    fewer, else None."""
+    places = written_decimals(written) if written is not None else None
+    if places is None:
+        places = decimals(stated)
+    required = PRECISIONS[figure].required_decimals(stated, computed)
+    return required if places < required else None
+
+
+def agrees(stated: float, computed: float, figure: str | None = None, places: int | None = None) -> bool:
+    """Whether computed rounds to stated (with float slack) at the finest of: the stated value's own decimals,
+    `places` (its decimals as written), and the required precision of `figure` (a key of PRECISIONS)."""
+    own = decimals(stated) if places is None else max(places, decimals(stated))
+    if figure is not None:
+        own = max(own, PRECISIONS[figure].required_decimals(stated, computed))
+    tol = 0.5 * 10 ** (-own)
     return abs(stated - computed) <= tol * (1 + 1e-9) + 1e-12
 
 

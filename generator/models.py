@@ -253,13 +253,20 @@ class Result(_Closed):
         default=None, description="Coefficient of variation of step times over the window, in percent.", ge=0,
         le=1000,
     )
+    step_time_cv_note: str | None = Field(
+        default=None, description="Why the step times vary as much as they do: needed on a verified recipe whose "
+        "step-time CV is above 5% (which steps were slow, and what was found or ruled out).", min_length=1
+    )
     mfu: float | None = _finite(
         default=None,
         description="Model FLOPs utilisation (0-1): 6 x N x tokens/s/GPU / GPU dense peak of the precision.",
         ge=0,
         le=1,
     )
-    mfu_note: str | None = Field(default=None, description="Explains any MFU convention other than 6N.")
+    mfu_note: str | None = Field(
+        default=None, description="Explains the MFU (e.g. the source's own figure under another convention). It "
+        "explains, it does not exempt: `mfu` is always 6N over the peak the methodology names, and check recomputes it."
+    )
     active_params: ActiveParams = Field(description="N, active parameters per token.")
     measured: Date | None = Field(default=None, description="Date of the measured run (YYYY-MM-DD).")
     steps_per_run: int | None = Field(default=None, description="Optimizer steps per run, in steps.", gt=0)
@@ -282,7 +289,8 @@ class Result(_Closed):
     published_model_tflops_note: str | None = Field(
         default=None, description="Why the published Model TFLOP/s per GPU differs by more than 0.5% from the "
         "registry's (model FLOPs per token x tokens/s per GPU, Megatron's convention): the convention or error "
-        "found. Without it, check flags the difference.", min_length=1
+        "found. It explains, it does not exempt: only `published_model_tflops_convention` changes the count that "
+        "check holds the published figure to (0.5%).", min_length=1
     )
     published_model_tflops_convention: FlopsConvention | None = Field(
         default=None, description="The counting convention that reproduces the published Model TFLOP/s where it "
@@ -332,6 +340,11 @@ class SupersededPublication(_Closed):
     tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0)
     published_model_tflops_per_gpu: float | None = _finite(
         default=None, description="Model TFLOP/s per GPU that document stated.", gt=0
+    )
+    figures_disagree: bool = Field(
+        default=False, description="Whether that document's own tokens/s and Model TFLOP/s per GPU disagree by more "
+        "than 0.5% under the recipe's FLOPs count (an error of that document, corrected by the later one): check "
+        "accepts exactly that disagreement when true, and flags the row when false or when the figures agree."
     )
 
 

@@ -1,13 +1,13 @@
 """python -m generator new <model> <gpu> <name>: a recipe skeleton to fill in, at recipes/<model>/<gpu>/<name>.yaml.
 
-Every required field is present and the file passes `generator check` as written; values only the author
-knows are marked TODO.
+Every field the schema requires is present, so the runner can load and measure the file (`python -m runner remeasure`),
+but it does not pass `generator check` until filled in: text only the author knows is marked TODO (a problem
+wherever it is left), and the result is a placeholder (`measured: null`, no step-time CV) until measured.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import re
 import sys
 from pathlib import Path
@@ -49,11 +49,12 @@ layout:
   recompute:
     granularity: none
 result:
-  tokens_per_s_per_gpu: 1.0  # TODO measured tokens/s per GPU over the window
-  step_time_cv_percent: 0.0  # TODO
+  # Placeholders until measured: measured null marks tokens/s as no figure; python -m runner remeasure fills them.
+  tokens_per_s_per_gpu: 1.0
+  step_time_cv_percent: null
   active_params:
     count: {active_params}
-  measured: {today}  # TODO the date of the measured run
+  measured: null
   steps_per_run: 20
   window: [5, 19]
   window_tokens: {window_tokens}
@@ -88,11 +89,11 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
     text = TEMPLATE.format(model=model, gpu=gpu, memory_gb=catalog.gpus[gpu].memory_gb,
                            instance=instance if instance else "null",
                            active_params=catalog.models[model].active_params.count,
-                           window_tokens=figures.window_tokens([5, 19], 128, 8192),
-                           today=dt.date.today().isoformat())
+                           window_tokens=figures.window_tokens([5, 19], 128, 8192))
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
-    return path, f"wrote {path.relative_to(root)}; fill in the TODOs, then run python -m generator check {path.relative_to(root)}"
+    rel = path.relative_to(root)
+    return path, f"wrote {rel}; fill in the TODOs and measure it, then run python -m generator check {rel}"
 
 
 def cmd_new(args: argparse.Namespace) -> int:

@@ -23,10 +23,10 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.figures import CONVERGENCE_MAX_FAILING_FRACTION as MAX_FAILING_FRACTION  # and of outliers
+from generator.figures import CONVERGENCE_MIN_CORRELATION as MIN_CORRELATION
 from runner.logs import LogError, parse_file
 
-MIN_CORRELATION = 0.95
-MAX_FAILING_FRACTION = 0.10  # of pointwise failures, and of outliers
 FINAL_LOSS_TOLERANCE = 0.03
 OUTLIER_SIGMAS = 3.0
 

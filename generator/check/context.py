@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from generator import figures
@@ -10,6 +11,9 @@ from generator.catalog import Architecture, Catalog, GpuSpec, Instance, ModelCar
 from generator.load import LoadedRecipe
 from generator.models import Recipe
 from generator.problems import Problem
+
+# A plain scalar as it sits on its line: up to whitespace, a comment, or a flow collection's separator.
+_PLAIN_SCALAR = re.compile(r"[^\s#,\[\]{}]+")
 
 
 @dataclass
@@ -26,6 +30,39 @@ class RecipeContext:
         self.instance: Instance | None = self.catalog.instances.get(r.gpu.instance) if r.gpu.instance else None
         self.arch: Architecture | None = self.card.architecture if self.card else None
         self.derived: figures.Derived = figures.derive(r, self.catalog)
+        self._lines: list[str] | None = None
+
+    def _source(self) -> list[str]:
+        """The recipe's lines as read from its file (once; empty when it cannot be read back)."""
+        if self._lines is None:
+            try:
+                self._lines = self.loaded.path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                self._lines = []
+        return self._lines
+
+    def written(self, *where: str | int) -> str | None:
+        """The scalar at `where` as the file spells it ('0.2190' keeps its zero, which the parsed float has lost);
+        None when it cannot be read back. The stated precision of a figure is judged on this text."""
+        position = self.loaded.positions.get(tuple(where))
+        lines = self._source()
+        if position is None or position[0] > len(lines):
+            return None
+        match = _PLAIN_SCALAR.match(lines[position[0] - 1], position[1] - 1)
+        return match.group(0) if match else None
+
+    def bad_in_text(self, pattern: re.Pattern[str], message: str, *where: str | int) -> None:
+        """A problem at the first match of `pattern` inside the text at `where`: the line of a multi-line text that
+        holds it (the text starts at its position, so the first match from there on is inside it)."""
+        line, col = self.loaded.position(*where)
+        lines = self._source()
+        for number in range(line, len(lines) + 1):
+            found = pattern.search(lines[number - 1], col - 1 if number == line else 0)
+            if found:
+                line, col = number, found.start() + 1
+                break
+        field_name = ".".join(str(w) for w in where) or "(document)"
+        self.problems.append(Problem(self.loaded.display, line, col, field_name, message))
 
     @property
     def recipe(self) -> Recipe:

@@ -1,63 +1,166 @@
-"""Rules: every stated figure of the result agrees with the figure recomputed from its inputs."""
+"""Rules: every stated figure of the result is written to its required precision (figures.PRECISIONS) and agrees
+with the figure recomputed from its inputs at that precision; the result's figures do not contradict each other."""
 
 from __future__ import annotations
 
 from generator import figures
 from generator.check.context import RecipeContext
-from generator.models import Status
+from generator.models import FlopsConvention, Status
+
+
+def _places_text(places: int) -> str:
+    return f"{places} decimal place{'' if places == 1 else 's'}"
+
+
+def stated_figure(ctx: RecipeContext, figure: str, computed: float | None = None, formula: str = "") -> bool:
+    """One stated result figure: written to at least its required precision and, where `computed` is known (by
+    `formula`), agreeing with it at that precision. Returns whether it holds (True when not stated)."""
+    stated = getattr(ctx.recipe.result, figure)
+    if stated is None:
+        return True
+    written = ctx.written("result", figure)
+    text = written if written is not None else repr(stated)
+    spec = figures.PRECISIONS[figure]
+    required = spec.required_decimals(stated, computed)
+    recomputed = f"{formula} = {computed:.{required + 2}f}" if computed is not None else ""
+    coarse = figures.coarser_than_required(figure, written, stated, computed)
+    if coarse is not None:
+        places = figures.written_decimals(text)
+        shown = _places_text(places if places is not None else figures.decimals(stated))
+        ctx.bad(f"stated {text} is written to {shown}; {spec.label} must be stated to at least "
+                f"{spec.describe(coarse)}" + (f": {recomputed}" if recomputed else ""), "result", figure)
+        return False
+    if computed is not None and not figures.agrees(stated, computed, figure, figures.written_decimals(text)):
+        ctx.bad(f"stated {text} but {recomputed}", "result", figure)
+        return False
+    return True
+
+
+def stated_precision(ctx: RecipeContext) -> None:
+    """Figures recomputed only from evidence (check/sidecar.py) or not at all: their precision as written."""
+    for figure in ("tokens_per_s_per_gpu", "step_time_cv_percent", "gpu_hours"):
+        stated_figure(ctx, figure)
 
 
 def usd_per_million_tokens(ctx: RecipeContext) -> None:
     r, res, derived = ctx.recipe, ctx.recipe.result, ctx.derived
     if res.usd_per_million_tokens is not None and derived.usd_per_million_tokens is not None:
-        if not figures.agrees(res.usd_per_million_tokens, derived.usd_per_million_tokens):
-            ctx.bad(f"stated {res.usd_per_million_tokens} but (${derived.instance_usd_per_hour}/h / "
-                    f"{ctx.instance.gpu_count if ctx.instance else '?'}) / ({res.tokens_per_s_per_gpu} x 3600) x 1e6 = "
-                    f"{derived.usd_per_million_tokens:.4f}", "result", "usd_per_million_tokens")
+        stated_figure(ctx, "usd_per_million_tokens", derived.usd_per_million_tokens,
+                      f"(${derived.instance_usd_per_hour}/h / {ctx.instance.gpu_count if ctx.instance else '?'}) / "
+                      f"({res.tokens_per_s_per_gpu} x 3600) x 1e6")
     elif res.usd_per_million_tokens is not None and r.gpu.instance is None:
         ctx.bad("a $/1M figure needs gpu.instance (its price)", "result", "usd_per_million_tokens")
 
 
 def mfu(ctx: RecipeContext) -> None:
+    """MFU is 6N over the peak the methodology names, whatever `mfu_note` says: a note explains, never exempts."""
     res, derived = ctx.recipe.result, ctx.derived
-    if res.mfu is not None and derived.mfu is not None and res.mfu_note is None:
-        if not figures.agrees(res.mfu, derived.mfu):
-            ctx.bad(f"stated {res.mfu} but 6 x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / "
-                    f"{derived.peak_flops:.4g} = {derived.mfu:.5f}", "result", "mfu")
+    if res.mfu is not None and derived.mfu is not None:
+        stated_figure(ctx, "mfu", derived.mfu,
+                      f"6 x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / {derived.peak_flops:.4g}")
+
+
+def precision_peak(ctx: RecipeContext) -> None:
+    """A precision whose dense peak the GPU does not have in the catalog: the GPU cannot run it, and the MFU of a
+    reported row would be checked against nothing."""
+    r = ctx.recipe
+    key = figures.PRECISION_PEAK[r.workload.precision.value]
+    if ctx.gpu is not None and getattr(ctx.gpu.peak_flops, key) is None:
+        ctx.bad(f"{r.gpu.type} has no dense {key.upper()} peak in catalog/gpus.yaml, so it cannot run "
+                f"{r.workload.precision.value} and an MFU would be checked against nothing", "workload", "precision")
+
+
+def _convention_text(convention: FlopsConvention | None) -> str:
+    if convention is None:
+        return "model FLOPs per token (Megatron's convention)"
+    return (f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
+            f"{convention.sliding_windows})")
+
+
+def _published_tflops(ctx: RecipeContext, tokens_per_s: float, convention: FlopsConvention | None) -> float:
+    """Model TFLOP/s per GPU for `tokens_per_s`: Megatron's count, or the one `convention` states."""
+    r = ctx.recipe
+    assert ctx.arch is not None
+    if convention is None:
+        return figures.model_tflops_per_gpu(ctx.arch, r.workload.row_tokens, tokens_per_s,
+                                            mtp_layers=r.layout.mtp_layers)
+    return figures.model_tflops_per_gpu(ctx.arch, r.workload.row_tokens, tokens_per_s, mtp_layers=r.layout.mtp_layers,
+                                        sliding_windows=convention.sliding_windows,
+                                        gated_experts=convention.gated_experts)
 
 
 def published_model_tflops(ctx: RecipeContext) -> None:
-    """Model TFLOP/s per GPU recomputed from the architecture (Megatron's convention); a difference over 0.5%
-    needs its explanation on the recipe, not a looser bound."""
-    r, res, arch, lay = ctx.recipe, ctx.recipe.result, ctx.arch, ctx.recipe.layout
-    published = res.published_model_tflops_per_gpu
-    if r.status is not Status.reported or published is None or arch is None:
+    """A published Model TFLOP/s per GPU agrees within 0.5% with the count of its tokens/s: Megatron's, or the one
+    `published_model_tflops_convention` states (which then needs its explanation in the note). The note explains;
+    it never exempts."""
+    r, res = ctx.recipe, ctx.recipe.result
+    published, convention = res.published_model_tflops_per_gpu, res.published_model_tflops_convention
+    if published is None:
+        for name in ("published_model_tflops_note", "published_model_tflops_convention"):
+            if getattr(res, name) is not None:
+                ctx.bad(f"{name} explains a published Model TFLOP/s the recipe does not state", "result", name)
+        return
+    if r.status is not Status.reported:
+        ctx.bad(f"a {r.status.value} recipe was measured here and its figures are ours: a published Model TFLOP/s "
+                "belongs to a reported recipe (remove it, or use status reported with its publication)",
+                "result", "published_model_tflops_per_gpu")
+        return
+    if ctx.arch is None:
         return
     tolerance = figures.PUBLISHED_TFLOPS_TOLERANCE
-    ours = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, res.tokens_per_s_per_gpu, mtp_layers=lay.mtp_layers)
+    ours = _published_tflops(ctx, res.tokens_per_s_per_gpu, None)
     diff = figures.relative_difference(published, ours)
-    if diff > tolerance and res.published_model_tflops_note is None:
-        ctx.bad(f"published {published:g} TFLOP/s per GPU but model FLOPs per token "
-                f"{figures.model_flops_per_token(arch, r.workload.row_tokens, lay.mtp_layers):.4g} x "
+    megatron = (f"published {published:g} TFLOP/s per GPU but model FLOPs per token "
+                f"{figures.model_flops_per_token(ctx.arch, r.workload.row_tokens, r.layout.mtp_layers):.4g} x "
                 f"{res.tokens_per_s_per_gpu:g} tokens/s = {ours:.1f} ({diff * 100:.2f}% apart, over "
-                f"{tolerance * 100:g}%); explain it in result.published_model_tflops_note",
-                "result", "published_model_tflops_per_gpu")
-    convention = res.published_model_tflops_convention
-    if convention is not None:
-        # A stated convention is held to the same 0.5%: the explanation must reproduce the figure.
-        theirs = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, res.tokens_per_s_per_gpu,
-                                              mtp_layers=lay.mtp_layers, sliding_windows=convention.sliding_windows,
-                                              gated_experts=convention.gated_experts)
-        off = figures.relative_difference(published, theirs)
-        if off > tolerance:
-            ctx.bad(f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
-                    f"{convention.sliding_windows}) {res.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s, "
-                    f"{off * 100:.2f}% from the published {published:g}", "result", "published_model_tflops_convention")
+                f"{tolerance * 100:g}%)")
+    if convention is None:
+        if diff > tolerance:
+            ctx.bad(f"{megatron}; a note does not change the count: state the convention that reproduces it in "
+                    "result.published_model_tflops_convention", "result", "published_model_tflops_per_gpu")
+        return
+    theirs = _published_tflops(ctx, res.tokens_per_s_per_gpu, convention)
+    off = figures.relative_difference(published, theirs)
+    if off > tolerance:
+        ctx.bad(f"{_convention_text(convention)} {res.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s, "
+                f"{off * 100:.2f}% from the published {published:g}", "result", "published_model_tflops_convention")
+    elif diff > tolerance and res.published_model_tflops_note is None:
+        ctx.bad(f"{megatron}; the stated convention reproduces it, and needs its source in "
+                "result.published_model_tflops_note", "result", "published_model_tflops_per_gpu")
+
+
+def superseded_model_tflops(ctx: RecipeContext) -> None:
+    """Each superseded publication's own tokens/s and Model TFLOP/s agree by the same count, or the row says
+    exactly that they do not (`figures_disagree`, the earlier document's error)."""
+    r = ctx.recipe
+    if r.publication is None or ctx.arch is None:
+        return
+    tolerance = figures.PUBLISHED_TFLOPS_TOLERANCE
+    for i, row in enumerate(r.publication.superseded):
+        where = ("publication", "superseded", i)
+        if row.published_model_tflops_per_gpu is None:
+            if row.figures_disagree:
+                ctx.bad("figures_disagree without a published Model TFLOP/s to disagree with", *where,
+                        "figures_disagree")
+            continue
+        theirs = _published_tflops(ctx, row.tokens_per_s_per_gpu, r.result.published_model_tflops_convention)
+        diff = figures.relative_difference(row.published_model_tflops_per_gpu, theirs)
+        if diff > tolerance and not row.figures_disagree:
+            ctx.bad(f"that document's {row.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s "
+                    f"({_convention_text(r.result.published_model_tflops_convention)}), {diff * 100:.2f}% from its "
+                    f"{row.published_model_tflops_per_gpu:g}; if the document is wrong, record it with "
+                    "figures_disagree: true", *where, "published_model_tflops_per_gpu")
+        elif diff <= tolerance and row.figures_disagree:
+            ctx.bad(f"figures_disagree, but {row.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s, within "
+                    f"{tolerance * 100:g}% of its {row.published_model_tflops_per_gpu:g}", *where, "figures_disagree")
 
 
 def window(ctx: RecipeContext) -> None:
     r, res = ctx.recipe, ctx.recipe.result
     if res.window is None:
+        if res.window_tokens is not None:
+            ctx.bad("window_tokens counts the tokens of a window the recipe does not state: add result.window (its "
+                    "first and last step) or remove window_tokens", "result", "window_tokens")
         return
     first, last = res.window
     if last < first:
@@ -72,6 +175,20 @@ def window(ctx: RecipeContext) -> None:
                 "result", "window_tokens")
 
 
+def gpu_hours(ctx: RecipeContext) -> None:
+    """The run's GPU-hours cannot be fewer than its measured window alone takes at the stated tokens/s."""
+    r, res, tokens = ctx.recipe, ctx.recipe.result, ctx.derived.window_tokens
+    if res.gpu_hours is None or tokens is None:
+        return
+    least = figures.window_gpu_hours(tokens, res.tokens_per_s_per_gpu, r.gpu.count)
+    places = figures.written_decimals(ctx.written("result", "gpu_hours") or "") or figures.decimals(res.gpu_hours)
+    if res.gpu_hours + 0.5 * 10 ** (-places) < least:  # fewer even before the stated figure's rounding
+        seconds = tokens / (res.tokens_per_s_per_gpu * r.gpu.count)
+        ctx.bad(f"stated {res.gpu_hours} GPU-hours, fewer than the measured window alone: {tokens:,} window tokens / "
+                f"({res.tokens_per_s_per_gpu} tokens/s x {r.gpu.count} GPUs) = {seconds:,.1f} s on {r.gpu.count} "
+                f"GPUs = {least:.4f} GPU-hours", "result", "gpu_hours")
+
+
 def dates(ctx: RecipeContext) -> None:
     r, res = ctx.recipe, ctx.recipe.result
     if res.measured is not None and res.measured > ctx.today:
@@ -81,4 +198,5 @@ def dates(ctx: RecipeContext) -> None:
             ctx.bad(f"test date {test.date} is in the future", "correctness", "component_tests", i, "date")
 
 
-RULES = (usd_per_million_tokens, mfu, published_model_tflops, window, dates)
+RULES = (stated_precision, usd_per_million_tokens, mfu, precision_peak, published_model_tflops,
+         superseded_model_tflops, window, gpu_hours, dates)

@@ -46,13 +46,13 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     except ValueError as exc:
         ctx.bad(f"{name}: {exc}", "result", "tokens_per_s_per_gpu")
         return
-    if not figures.agrees(res.tokens_per_s_per_gpu, tps):
+    if not figures.agrees(res.tokens_per_s_per_gpu, tps, "tokens_per_s_per_gpu"):
         tokens = figures.window_tokens(window, r.workload.global_batch, r.workload.row_tokens)
         ctx.bad(f"stated {res.tokens_per_s_per_gpu} but {name} gives {tokens:,} window tokens / "
                 f"{math.fsum(times[window[0]:]):.6g} s / {r.gpu.count} GPUs = {tps:.4f}",
                 "result", "tokens_per_s_per_gpu")
     cv = figures.step_time_cv_percent(times, window)
-    if res.step_time_cv_percent is not None and not figures.agrees(res.step_time_cv_percent, cv):
+    if res.step_time_cv_percent is not None and not figures.agrees(res.step_time_cv_percent, cv, "step_time_cv_percent"):
         ctx.bad(f"stated {res.step_time_cv_percent} but the step times in {name} give a CV of {cv:.4f}%",
                 "result", "step_time_cv_percent")
     if res.steps_per_run is not None and max(steps) + 1 != res.steps_per_run:
@@ -64,7 +64,7 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     wall = runs[median].get("wall_seconds") if isinstance(median, int) and 0 <= median < len(runs) else None
     if res.gpu_hours is not None and isinstance(wall, int | float) and wall > 0:
         hours = figures.gpu_hours(r.gpu.count, wall)
-        if not figures.agrees(res.gpu_hours, hours):
+        if not figures.agrees(res.gpu_hours, hours, "gpu_hours"):
             ctx.bad(f"stated {res.gpu_hours} but {r.gpu.count} GPUs x {wall:.6g} s (the median run in {name}) = "
                     f"{hours:.6g} GPU-hours", "result", "gpu_hours")
     recorded = data.get("result") if isinstance(data.get("result"), dict) else {}

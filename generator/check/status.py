@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from generator import figures
 from generator.check.context import RecipeContext
 from generator.models import Outcome, OverallOutcome, Status
 
 MEASURED_FIELDS = ("measured", "steps_per_run", "window", "window_tokens", "runs", "step_time_cv_percent")
+# Text left to fill in (`python -m generator new` writes TODO wherever only the author knows the value).
+PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD)\b")
+
+
+def _strings(value: Any, where: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every string value of the document with its field path (mapping keys are names, not text)."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*where, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, (*where, i))
+
+
+def placeholders(ctx: RecipeContext) -> None:
+    """TODO, FIXME or TBD anywhere in a recipe's text: not publishable until filled in, whatever its status."""
+    for where, text in _strings(ctx.loaded.data):
+        found = PLACEHOLDER.search(text)
+        if found:
+            ctx.bad_in_text(PLACEHOLDER, f"placeholder {found.group(1)} left in the text: replace it with the recipe's "
+                            "own value", *where)
 
 
 def reported(ctx: RecipeContext) -> None:
@@ -27,7 +55,10 @@ def measured(ctx: RecipeContext) -> None:
                 "publication")
     for name in MEASURED_FIELDS:
         if getattr(r.result, name) is None:
-            ctx.bad(f"a {r.status.value} recipe needs result.{name}", "result", name)
+            # measured: null is also how a scaffold (and the runner) marks tokens/s as a placeholder, not a figure.
+            why = " (null: its figures are placeholders until measured, e.g. by python -m runner remeasure)" \
+                if name == "measured" else ""
+            ctx.bad(f"a {r.status.value} recipe needs result.{name}{why}", "result", name)
     if r.status is Status.measured and r.correctness is not None and r.correctness.result is OverallOutcome.passed:
         ctx.bad("the correctness evidence passes: the status should be verified", "status")
 
@@ -48,6 +79,46 @@ def verified(ctx: RecipeContext) -> None:
                     "result")
     if corr.convergence is not None and corr.convergence.result is not Outcome.passed:
         ctx.bad("a verified recipe cannot have a failing convergence check", "correctness", "convergence", "result")
+    if corr.configuration is Outcome.failed:
+        ctx.bad("a verified recipe cannot have a failing configuration review", "correctness", "configuration")
 
 
-RULES = (reported, measured, verified)
+def component_test_gpus(ctx: RecipeContext) -> None:
+    """A component test is evidence for this recipe only on its GPU type."""
+    r = ctx.recipe
+    for i, test in enumerate(r.correctness.component_tests if r.correctness else []):
+        if test.gpu.strip().lower() != r.gpu.type.lower():
+            ctx.bad(f"the test ran on {test.gpu!r}, the recipe runs on {r.gpu.type}: it is not evidence for this "
+                    "recipe (run it on its GPU type)", "correctness", "component_tests", i, "gpu")
+
+
+def convergence_statistics(ctx: RecipeContext) -> None:
+    """A convergence check marked pass whose own recorded statistics fail what pass means (runner/convergence.py)."""
+    corr = ctx.recipe.correctness
+    conv = corr.convergence if corr else None
+    if conv is None or conv.result is not Outcome.passed:
+        return
+    where = ("correctness", "convergence")
+    if conv.correlation < figures.CONVERGENCE_MIN_CORRELATION:
+        ctx.bad(f"marked pass with a correlation of {conv.correlation}: a passing check needs at least "
+                f"{figures.CONVERGENCE_MIN_CORRELATION}", *where, "correlation")
+    if conv.pointwise_failures > conv.steps:
+        ctx.bad(f"{conv.pointwise_failures} pointwise failures in {conv.steps} steps compared", *where,
+                "pointwise_failures")
+    elif conv.pointwise_failures > figures.CONVERGENCE_MAX_FAILING_FRACTION * conv.steps:
+        ctx.bad(f"marked pass with {conv.pointwise_failures} of {conv.steps} points outside the pointwise tolerance: "
+                f"a passing check allows at most {figures.CONVERGENCE_MAX_FAILING_FRACTION:.0%}", *where,
+                "pointwise_failures")
+
+
+def noisy_step_times(ctx: RecipeContext) -> None:
+    """A verified recipe with a step-time CV above 5% says why (the figure is a median run's, but noisy)."""
+    r, res = ctx.recipe, ctx.recipe.result
+    cv = res.step_time_cv_percent
+    if r.status is Status.verified and cv is not None and cv > figures.NOISY_STEP_TIME_CV_PERCENT \
+            and res.step_time_cv_note is None:
+        ctx.bad(f"a step-time CV of {cv}% (over {figures.NOISY_STEP_TIME_CV_PERCENT:g}%) on a verified recipe needs "
+                "its reason in result.step_time_cv_note", "result", "step_time_cv_percent")
+
+
+RULES = (placeholders, reported, measured, verified, component_test_gpus, convergence_statistics, noisy_step_times)

@@ -266,10 +266,39 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
     # $/1M and MFU are the figures module's, on the validated recipe (the precision's peak for reported rows).
     derived = figures.derive(Recipe.model_validate(_for_validation(recipe)), catalog)
     if derived.usd_per_million_tokens is not None:
-        result["usd_per_million_tokens"] = round(derived.usd_per_million_tokens, 4)
+        usd = derived.usd_per_million_tokens
+        places = max(4, figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd))
+        result["usd_per_million_tokens"] = Stated(usd, places)
     if derived.mfu is not None:
-        result["mfu"] = round(derived.mfu, 4)
+        result["mfu"] = Stated(derived.mfu, figures.PRECISIONS["mfu"].decimals)
+    for earlier in superseded or []:
+        if _superseded_disagrees(row, arch, earlier, result.get("published_model_tflops_convention")):
+            earlier["figures_disagree"] = True
     return recipe
+
+
+def _superseded_disagrees(row: Row, arch: Architecture | None, earlier: dict[str, Any],
+                          convention: dict[str, bool] | None) -> bool:
+    """Whether an earlier document's own tokens/s and Model TFLOP/s disagree (over 0.5%) under the count the recipe
+    states (its convention, else Megatron's), as check recomputes them: recorded as that document's error."""
+    if arch is None or not earlier.get("published_model_tflops_per_gpu"):
+        return False
+    theirs = figures.model_tflops_per_gpu(arch, row.seq, earlier["tokens_per_s_per_gpu"], mtp_layers=row.mtp_layers,
+                                          **(convention or {}))
+    return figures.relative_difference(earlier["published_model_tflops_per_gpu"], theirs) > \
+        figures.PUBLISHED_TFLOPS_TOLERANCE
+
+
+class Stated(float):
+    """A figure rendered at a fixed number of decimals, as its required precision asks (0.3420 keeps its zero,
+    which a plain float's shortest form would drop)."""
+
+    places: int
+
+    def __new__(cls, value: float, places: int) -> Stated:
+        stated = super().__new__(cls, round(value, places))
+        stated.places = places
+        return stated
 
 
 def _for_validation(recipe: dict[str, Any]) -> dict[str, Any]:
@@ -310,6 +339,13 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _str)
+
+
+def _stated(dumper: yaml.SafeDumper, value: Stated) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:float", f"{value:.{value.places}f}")
+
+
+_Dumper.add_representer(Stated, _stated)
 
 
 def render(recipe: dict[str, Any]) -> str:
