@@ -9,11 +9,46 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import importlib.util
+import os
 import platform
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from generator.models import Recipe
+
+# The optional install a GPU run needs (pyproject's `runner` extra); the base install reads logs and writes recipes.
+RUNNER_EXTRA_INSTALL = "pip install -e '.[runner]'"
+# Import name -> the distribution of the runner extra that provides it (what pip calls it).
+RUNNER_EXTRA_DISTRIBUTIONS = {
+    "torch": "torch",
+    "megatron.core": "megatron-core",
+    "pynvml": "nvidia-ml-py",
+    "rich": "rich",
+}
+
+
+def importable(module: str) -> bool:
+    """Whether `module` is installed for this interpreter, found without importing it (a parent package of a dotted
+    name is imported: `megatron` for `megatron.core`, which is cheap)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a missing parent package, or a module with no spec
+        return False
+
+
+def missing_runner_extra(*modules: str) -> list[str]:
+    """The distributions of the runner extra, of those providing `modules`, that are not installed here."""
+    return [RUNNER_EXTRA_DISTRIBUTIONS.get(m, m) for m in modules if not importable(m)]
+
+
+def runner_extra_message(purpose: str, missing: list[str]) -> str:
+    """One line: what needs the runner extra, what of it is missing for which interpreter, and the install command."""
+    names = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing[:-1]) + " and " + missing[-1]
+    verb = "is" if len(missing) == 1 else "are"
+    return (f"{purpose} needs the runner extra: {names} {verb} not installed for {sys.executable}. Install it from "
+            f"the OpenRecipes checkout with `{RUNNER_EXTRA_INSTALL}`.")
 
 
 def _version(*dists: str) -> str | None:
@@ -83,4 +118,72 @@ def differences(recipe: Recipe, env: dict[str, str | None]) -> list[str]:
         want = m.group(0) if m else stated
         if not (have == want or have.startswith(want + "+") or have.split("+")[0] == want.split("+")[0]):
             out.append(f"{key}: recipe {want}, here {have}")
+    return out
+
+
+# Untracked files the runner itself leaves in a registry (its run logs and locks): they do not make a tree dirty.
+_RUNS_DIR = ".openrecipes-runs"
+_GIT_TIMEOUT_S = 10.0
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """stdout of `git -C folder args`, or None where git is missing, fails or hangs. GIT_* variables are dropped (a
+    hook's GIT_DIR would name another repository); --no-optional-locks: `status` never takes the index lock, which a
+    concurrent commit may hold."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        done = subprocess.run(["git", "--no-optional-locks", "-C", str(folder), *args], capture_output=True, env=env,
+                              timeout=_GIT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def _checkout(folder: Path, tracked: str | None = None) -> str | None:
+    """The top folder of the git checkout holding `folder`, or None. With `tracked` (a path under folder), only a
+    checkout that tracks it: an installed copy of the runner inside an ignored .venv of some checkout is not that
+    checkout's code."""
+    if tracked is not None and _git(folder, "ls-files", "--error-unmatch", "--", tracked) is None:
+        return None
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    return top.strip() or None if top is not None else None
+
+
+def _dirty(top: str) -> bool | None:
+    """Whether the checkout differs from its commit: any change, staged or not, and any untracked file except under
+    .openrecipes-runs/ (the runner's own logs and locks)."""
+    out = _git(Path(top), "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+    if out is None:
+        return None
+    # NUL-separated "XY path" entries (a rename's old path follows as its own field, after an entry counted already).
+    for entry in out.split("\0"):
+        if not entry:
+            continue
+        if entry.startswith("?? ") and _RUNS_DIR in Path(entry[3:]).parts:
+            continue
+        return True
+    return False
+
+
+def _state(top: str | None) -> tuple[str | None, bool | None]:
+    if top is None:
+        return None, None
+    head = _git(Path(top), "rev-parse", "--verify", "--quiet", "HEAD")
+    return (head.strip() or None if head is not None else None), _dirty(top)
+
+
+def provenance(root: Path) -> dict[str, str | bool | None]:
+    """The code that measured, as git knows it: `commit` (HEAD of the checkout the runner runs from) and `dirty`
+    (that checkout differs from it); with `registry_commit` and `registry_dirty` for the registry root `root` where
+    it lies in another checkout (or in none). None for what cannot be known: git missing, not a checkout, no commit
+    yet. No paths: the evidence is committed and must not carry the measuring machine's folders."""
+    code = Path(__file__).resolve().parent.parent
+    code_top = _checkout(code, "runner/environment.py")
+    commit, dirty = _state(code_top)
+    out: dict[str, str | bool | None] = {"commit": commit, "dirty": dirty}
+    registry_top = _checkout(Path(root).resolve()) if Path(root).is_dir() else None
+    if registry_top is None or code_top is None or Path(registry_top).resolve() != Path(code_top).resolve():
+        out["registry_commit"], out["registry_dirty"] = _state(registry_top)
     return out

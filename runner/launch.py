@@ -12,9 +12,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from generator import figures
+from runner.environment import missing_runner_extra, runner_extra_message
 from runner.logs import ParsedLog, parser
 
 
@@ -34,6 +35,19 @@ class Launched:
     parsed: ParsedLog
     wall_seconds: float
     returncode: int
+
+
+# The signals a terminal or a job controller ends a run with: the runner and its run must act on them.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _default_signals_in_child() -> None:
+    """In the run's leader between fork and exec: default SIGINT/SIGTERM, unblocked. An ignored signal stays ignored
+    across exec (and bash cannot trap one ignored on entry), so a runner embedded in a process that ignores SIGINT
+    would otherwise start a run deaf to it and to the group-wide SIGTERM that ends it."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _become_subreaper() -> None:
@@ -145,23 +159,8 @@ def run_script(
     progress: bool = True,
 ) -> Launched:
     """Runs `bash script`; returns the parsed log, raises RunFailed or Interrupted (the group is ended)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    out = Console(file=console, highlight=False, markup=False, soft_wrap=True)
-    bar = Progress(
-        TextColumn("step"),
-        MofNCompleteColumn(),
-        BarColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=out,
-        disable=not (progress and out.is_terminal),
-        transient=True,
-    )
-    live = progress and out.is_terminal  # rich's print is ~100 us a line: only when the bar is drawn
+    bar, live = _progress_bar(console, progress)
     p = parser(fmt, str(log_path))
     _become_subreaper()
     before = {pid for pid, ppid in _parents().items() if ppid == os.getpid()}
@@ -174,6 +173,7 @@ def run_script(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # own session and process group: signals reach every rank, and only them
+        preexec_fn=_default_signals_in_child,  # runs before any thread of this call starts (the timer, the bar)
     )
     timed_out = threading.Event()
     timer = None
@@ -239,6 +239,38 @@ def run_script(
         reason = f"signal {-code}" if code < 0 else f"exit status {code}"
         raise RunFailed(f"the run failed ({reason}); nothing written; see the log {log_path}", log_path)
     return Launched(log_path, p.finish(), wall, code)
+
+
+class _NoBar(contextlib.nullcontext):
+    """The progress bar's interface where none is drawn (no terminal, or rich not installed)."""
+
+    def add_task(self, description: str, **fields: object) -> int:
+        return 0
+
+    def update(self, task: int, **fields: object) -> None:
+        pass
+
+
+def _progress_bar(console: TextIO, progress: bool) -> tuple[Any, bool]:
+    """(bar, live): rich's bar where the console is a terminal, else one that draws nothing. live: lines go through
+    the bar's console (rich's print is ~100 us a line: only when the bar is drawn). Without rich (the site install)
+    the run goes on without a bar, and the terminal is told how to get one."""
+    if not progress:
+        return _NoBar(), False
+    missing = missing_runner_extra("rich")
+    if missing:
+        if hasattr(console, "isatty") and console.isatty():
+            console.write(f"no progress bar: {runner_extra_message('the progress bar', missing)}\n")
+        return _NoBar(), False
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    out = Console(file=console, highlight=False, markup=False, soft_wrap=True)
+    if not out.is_terminal:  # rich decides what a terminal is (FORCE_TERMINAL, TTY_COMPATIBLE and the like)
+        return _NoBar(), False
+    bar = Progress(TextColumn("step"), MofNCompleteColumn(), BarColumn(), TextColumn("{task.fields[rate]}"),
+                   TextColumn("ETA"), TimeRemainingColumn(), console=out, transient=True)
+    return bar, True
 
 
 def shell_quote_env(env: dict[str, str]) -> str:

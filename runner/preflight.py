@@ -11,6 +11,7 @@ from pathlib import Path
 
 from generator.catalog import Catalog
 from generator.models import Recipe
+from runner.environment import RUNNER_EXTRA_INSTALL, missing_runner_extra
 
 
 @dataclass
@@ -19,43 +20,59 @@ class Gpus:
     source: str = "none"  # nvml | torch | none
     driver: str | None = None
     error: str | None = None
+    # Distributions of the runner extra that were not installed to look with (nvidia-ml-py, torch): an empty list
+    # with no GPUs found means the libraries looked and saw none (no GPU, or no driver).
+    not_installed: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
         return len(self.names)
 
 
-def detect_gpus() -> Gpus:
-    """The GPUs of this machine: NVML first (no CUDA context), torch as the fallback."""
+def _nvml_gpus() -> Gpus:
+    """The GPUs NVML lists (no CUDA context); raises where NVML cannot be loaded or answers with an error."""
+    import pynvml  # nvidia-ml-py; imported here so a CPU-only install never loads it
+
+    def text(value: object) -> str:
+        return value.decode() if isinstance(value, bytes) else str(value)
+
+    pynvml.nvmlInit()
     try:
-        import pynvml  # nvidia-ml-py; imported here so a CPU-only install never loads it
+        devices = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            devices.append((i, text(pynvml.nvmlDeviceGetName(handle)), text(pynvml.nvmlDeviceGetUUID(handle))))
+        driver = text(pynvml.nvmlSystemGetDriverVersion())
+    finally:
+        pynvml.nvmlShutdown()
+    # NVML lists every GPU of the machine; the run sees those CUDA_VISIBLE_DEVICES leaves it.
+    names = [name for _, name, _ in visible(devices, os.environ.get("CUDA_VISIBLE_DEVICES"))]
+    return Gpus(names, "nvml", driver)
 
-        def text(value: object) -> str:
-            return value.decode() if isinstance(value, bytes) else str(value)
 
-        pynvml.nvmlInit()
+def detect_gpus() -> Gpus:
+    """The GPUs of this machine: NVML first (no CUDA context), torch as the fallback. A library that is not
+    installed is told apart from one that looked and found no GPU or driver (`not_installed`)."""
+    not_installed = missing_runner_extra("pynvml", "torch")
+    if "nvidia-ml-py" in not_installed:
+        nvml_error = "NVML: nvidia-ml-py is not installed"
+    else:
         try:
-            devices = []
-            for i in range(pynvml.nvmlDeviceGetCount()):
-                handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-                devices.append((i, text(pynvml.nvmlDeviceGetName(handle)), text(pynvml.nvmlDeviceGetUUID(handle))))
-            driver = text(pynvml.nvmlSystemGetDriverVersion())
-        finally:
-            pynvml.nvmlShutdown()
-        # NVML lists every GPU of the machine; the run sees those CUDA_VISIBLE_DEVICES leaves it.
-        names = [name for _, name, _ in visible(devices, os.environ.get("CUDA_VISIBLE_DEVICES"))]
-        return Gpus(names, "nvml", driver)
-    except Exception as exc:  # noqa: BLE001 - no driver, no library: fall back to torch
-        nvml_error = f"NVML: {exc}"
+            return _nvml_gpus()
+        except Exception as exc:  # noqa: BLE001 - no driver, no library: fall back to torch
+            nvml_error = f"NVML: {exc}"
+    if "torch" in not_installed:
+        return Gpus([], "none", error=f"{nvml_error}; torch is not installed", not_installed=not_installed)
     try:
         import torch
 
         if torch.cuda.is_available():
             names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
             return Gpus(names, "torch")
-        return Gpus([], "none", error=f"{nvml_error}; torch: CUDA not available")
+        error = f"{nvml_error}; torch: CUDA not available"
     except Exception as exc:  # noqa: BLE001
-        return Gpus([], "none", error=f"{nvml_error}; torch: {exc}")
+        error = f"{nvml_error}; torch: {exc}"
+    return Gpus([], "none", error=error, not_installed=not_installed)
 
 
 def visible(devices: list[tuple[int, str, str]], mask: str | None) -> list[tuple[int, str, str]]:
@@ -98,9 +115,17 @@ class Refusal(Exception):
 
 def check_gpus(recipe: Recipe, catalog: Catalog, found: Gpus, recipe_path: str) -> None:
     want_type, want_local = recipe.gpu.type, min(recipe.gpu.count, recipe.gpu.per_node or recipe.gpu.count)
+    if found.count == 0 and "nvidia-ml-py" in found.not_installed:
+        # Not a verdict on the hardware: the library that lists NVIDIA GPUs is missing from this install.
+        raise Refusal(
+            f"Cannot list this machine's GPUs: nvidia-ml-py (NVML, the runner extra) is not installed for "
+            f"{sys.executable} ({found.error}). Install the runner extra from the OpenRecipes checkout with "
+            f"`{RUNNER_EXTRA_INSTALL}` and run again; {recipe_path} runs on {recipe.gpu.count} x {want_type}. If you "
+            "ran it elsewhere, pass that run's log with --from-log LOG (no launch, no hardware check)."
+        )
     if found.count == 0:
         raise Refusal(
-            f"No GPU found on this machine ({found.error or 'no devices'}). {recipe_path} runs on "
+            f"No NVIDIA GPU or driver found on this machine ({found.error or 'no devices'}). {recipe_path} runs on "
             f"{recipe.gpu.count} x {want_type}. Run it on such a machine, or, if you ran it elsewhere, pass that "
             "run's log with --from-log LOG (no launch, no hardware check)."
         )

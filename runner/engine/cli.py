@@ -6,13 +6,22 @@ import argparse
 import sys
 from pathlib import Path
 
+# `train` exits 2 when the recipe cannot be trained by the engine or the runner extra is not installed.
+EXIT_CANNOT_TRAIN = 2
+TRAIN_EPILOG = """exit codes:
+  0  trained
+  2  the recipe is not one the engine can train (each problem printed as path:line:col: field: message), or the
+     runner extra (torch, megatron-core) is not installed: `pip install -e '.[runner]'`
+"""
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Adds `train` to the runner's subparsers (argparse `add_subparsers()` result)."""
     p = sub.add_parser("train", help="train a bundled-engine recipe on synthetic tokens (megatron-core)",
                        description="Builds the recipe's model with megatron-core, lays it out as the recipe says and "
                        "trains it on seeded synthetic tokens, one `openrecipes-step` line per step. Under torchrun, "
-                       "one process per GPU.")
+                       "one process per GPU.", epilog=TRAIN_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("recipe", type=Path, help="recipes/<model>/<gpu>/<name>.yaml")
     p.add_argument("--steps", type=int, help="steps to run (default: the recipe's result.steps_per_run)")
     p.add_argument("--attention", choices=["sdpa", "unfused"], help="override stack.attention_backend")
@@ -38,6 +47,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    if missing_extra():
+        return EXIT_CANNOT_TRAIN
     from runner.engine.train import run
 
     made = plan_and_options(args)
@@ -45,6 +56,17 @@ def main(args: argparse.Namespace) -> int:
         return made
     run(*made)
     return 0
+
+
+def missing_extra() -> bool:
+    """Whether torch or megatron-core is missing (the site install has neither), after saying so in one line: the
+    engine would otherwise die on its first import with a traceback."""
+    from runner.environment import missing_runner_extra, runner_extra_message
+
+    missing = missing_runner_extra("torch", "megatron.core")
+    if missing:
+        print(f"error: {runner_extra_message('`python -m runner train`', missing)}", file=sys.stderr)
+    return bool(missing)
 
 
 def plan_and_options(args: argparse.Namespace):
@@ -57,13 +79,13 @@ def plan_and_options(args: argparse.Namespace):
                          rows_per_microbatch=args.rows_per_microbatch, recompute=args.recompute)
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CANNOT_TRAIN
     except Exception as exc:  # InputError and friends carry located problems
         problems = getattr(exc, "problems", None)
         if problems:
             for problem in problems:
                 print(f"error: {problem}", file=sys.stderr)
-            return 2
+            return EXIT_CANNOT_TRAIN
         raise
     opts = EngineOptions(
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
