@@ -91,17 +91,18 @@ def global_batch(ctx: RecipeContext) -> None:
     r, lay = ctx.recipe, ctx.recipe.layout
     per_pass = lay.rows_per_microbatch * lay.dp
     gbs, ga = r.workload.global_batch, lay.gradient_accumulation
-    if ga is not None and ga * per_pass != gbs and ga != _stated_by_publication(ctx):
-        ctx.bad(f"gradient accumulation {ga} x micro-batch {lay.rows_per_microbatch} x dp {lay.dp} = "
-                f"{ga * per_pass} rows, but global_batch is {gbs} (a publication that states this itself is "
-                "recorded as publication.stated_gradient_accumulation)", "layout", "gradient_accumulation")
+    if ga is not None and ga * per_pass != gbs:
+        if _stated_by_publication(ctx) is None:  # else publication_gradient_accumulation judges the statement
+            ctx.bad(f"gradient accumulation {ga} x micro-batch {lay.rows_per_microbatch} x dp {lay.dp} = "
+                    f"{ga * per_pass} rows, but global_batch is {gbs} (where a publication states this itself, "
+                    "record its figure as publication.stated_gradient_accumulation)", "layout", "gradient_accumulation")
     elif gbs % per_pass:
         ctx.bad(f"global batch {gbs} is not a multiple of micro-batch x dp = {per_pass}", "workload", "global_batch")
 
 
 def publication_gradient_accumulation(ctx: RecipeContext) -> None:
     """The recorded statement excuses exactly the layout's contradiction: it must be the layout's figure, and the
-    figure must contradict the batch (else there is nothing to excuse)."""
+    figure must contradict the batch (else there is nothing to excuse). One problem either way, here."""
     r, lay = ctx.recipe, ctx.recipe.layout
     stated = _stated_by_publication(ctx)
     if stated is None:
@@ -156,13 +157,16 @@ def _layout_value(ctx: RecipeContext, name: str) -> int | bool | None:
 
 def label_names_this_layout(ctx: RecipeContext) -> None:
     """Each degree or switch the label states is the layout's; a label that states none of them says nothing to
-    contradict."""
+    contradict. All of one label's mismatches are one problem: the label names one other layout."""
+    said, actual_values = [], []
     for token, name, value in label_statements(ctx.recipe.layout.label):
         actual = _layout_value(ctx, name)
         if actual is not None and actual != value:
             field = f"workload.{name}" if name == "global_batch" else f"layout.{name}"
-            shown = str(actual).lower() if isinstance(actual, bool) else actual
-            ctx.bad(f"the label says {token!r}, but {field} is {shown}", "layout", "label")
+            said.append(repr(token))
+            actual_values.append(f"{field} is {str(actual).lower() if isinstance(actual, bool) else actual}")
+    if said:
+        ctx.bad(f"the label says {', '.join(said)}, but {', '.join(actual_values)}", "layout", "label")
 
 
 def pipeline_stages(ctx: RecipeContext) -> None:

@@ -1,0 +1,57 @@
+"""Megatron-Bridge rows whose GA contradicts their own GBS / (MBS x DP): recorded as the publication's statement by
+the importer, on exactly those rows, and accepted by check for exactly that figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import Catalog
+from generator.importers import megatron_bridge as mb
+from generator.importers import recipes
+from generator.registry import load_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests/importer/data"
+
+# (document line, model, system, GBS, MBS, DP, GA) as the two documents print them; the same three configurations.
+CONTRADICTING = {
+    "performance-summary.md": [(124, "Qwen3-235B-A22B", "DGX-GB300", 8192, 2, 64, 32),
+                               (157, "GPT-OSS-120B", "DGX-H100", 512, 4, 16, 2),
+                               (173, "Llama-3-70B", "DGX-GB200", 128, 2, 8, 16)],
+    "performance-summary-archive.md": [(126, "Qwen3-235B-A22B", "DGX-GB300", 8192, 2, 64, 32),
+                                       (159, "GPT-OSS-120B", "DGX-H100", 512, 4, 16, 2),
+                                       (175, "Llama-3-70B", "DGX-GB200", 128, 2, 8, 16)],
+}
+COMMITTED = {"gpt-oss-120b/h100/mb-25.11-dgx-h100-64gpu-bf16": 2,
+             "llama-3-70b/gb200/mb-25.09-dgx-gb200-64gpu-fp8-mx": 16,
+             "qwen3-235b-a22b/gb300/mb-25.11-dgx-gb300-256gpu-bf16": 32}
+
+
+@pytest.mark.parametrize("document", sorted(CONTRADICTING))
+def test_importer_records_the_statement_on_exactly_the_contradicting_rows(document: str) -> None:
+    catalog = Catalog.load(ROOT)
+    rows = mb.read(DATA / document).rows
+    contradicting = [r for r in rows if r.ga is not None and r.ga * r.mbs * r.dp != r.gbs]
+    assert [(r.line, r.model, r.system, r.gbs, r.mbs, r.dp, r.ga) for r in contradicting] == CONTRADICTING[document]
+    for row in rows:
+        built = recipes.build(row, catalog, "https://example.org/doc.md", None)
+        stated = built["publication"].get("stated_gradient_accumulation")
+        assert stated == (row.ga if row in contradicting else None), (row.line, row.variant)
+        assert built["layout"]["gradient_accumulation"] == row.ga  # the layout keeps the published figure
+
+
+def test_committed_recipes_state_exactly_the_contradicting_ga() -> None:
+    found = {}
+    for loaded in load_registry(ROOT).recipes:
+        r = loaded.recipe
+        lay = r.layout
+        contradicts = lay.gradient_accumulation is not None and \
+            lay.gradient_accumulation * lay.rows_per_microbatch * lay.dp != r.workload.global_batch
+        stated = r.publication.stated_gradient_accumulation if r.publication else None
+        assert (stated is not None) == contradicts, loaded.id
+        if stated is not None:
+            assert stated == lay.gradient_accumulation
+            found[loaded.id] = stated
+    assert found == COMMITTED
