@@ -9,7 +9,9 @@ from typing import Any
 from generator import figures
 from generator.catalog import Catalog
 from generator.models import Recipe
-from runner.logs import LogError, ParsedLog, check_steps
+from runner.logs import LogError, ParsedLog, check_steps, cv_basis, plausible_date
+
+RATE_AGREEMENT = 0.02  # the log's own tokens/s per GPU against the recipe's workload: beyond 2% the two disagree
 
 
 @dataclass
@@ -24,16 +26,63 @@ class RunFigures:
     wall_seconds: float | None
     log: ParsedLog
     warnings: list[str] = field(default_factory=list)
+    interval: int = 1  # steps one log line stands for within the window (Megatron's --log-interval, torchtitan's log_freq)
+    partial: str | None = None  # why the run is incomplete, when accepted with allow_partial=True
+
+    @property
+    def cv_basis(self) -> str:
+        """For the evidence: "per-step", or "interval-average (k=10)" when the CV is over interval averages."""
+        return cv_basis(self.interval)
 
 
-def run_figures(recipe: Recipe, catalog: Catalog, log: ParsedLog, wall_seconds: float | None = None) -> RunFigures:
-    """Figures of one run over the recipe's window; raises LogError when the log cannot give them."""
+def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> str | None:
+    """Why this log is not a complete run of the recipe (a failure line, a non-zero exit, fewer steps than
+    steps_per_run), or None."""
+    if log.failure is not None:
+        return f"the run failed: {log.source}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
+    if exit_code not in (None, 0):
+        return f"the run exited with status {exit_code}"
+    shown = max((s.step for s in log.steps), default=-1) + 1
+    wanted = recipe.result.steps_per_run
+    if wanted is not None and shown < wanted:
+        return f"the log shows {shown} steps but the recipe's steps_per_run is {wanted}: the run stopped early"
+    return None
+
+
+def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str]:
+    """The log's own tokens/s per GPU (NeMo, torchtitan) against the figure from the recipe's workload."""
+    rates = [s.rate for s in log.steps if window[0] <= s.step <= window[1] and s.rate is not None]
+    if not rates:
+        return []
+    logged = sum(rates) / len(rates)
+    if abs(tps / logged - 1.0) <= RATE_AGREEMENT:
+        return []
+    return [
+        f"{log.source}: the log's own tokens/s per GPU averages {logged:,.0f} over the window, the recipe's workload "
+        f"(global_batch x row_tokens / gpu.count) gives {tps:,.0f}: is this log a run of this recipe?"
+    ]
+
+
+def run_figures(
+    recipe: Recipe,
+    catalog: Catalog,
+    log: ParsedLog,
+    wall_seconds: float | None = None,
+    *,
+    allow_partial: bool = False,
+    exit_code: int | None = None,
+) -> RunFigures:
+    """Figures of one run over the recipe's window; raises LogError when the log cannot give them. A crashed or
+    short run (see :func:`incomplete`) is refused unless allow_partial, which records the reason in `partial`."""
     if recipe.result.window is None:
         raise LogError("the recipe has no result.window: set the first and last step to measure over, e.g. [5, 19]")
     window = (recipe.result.window[0], recipe.result.window[1])
+    partial = incomplete(recipe, log, exit_code)
+    if partial is not None and not allow_partial:
+        raise LogError(f"{partial}; nothing written (a run accepted as partial needs --accept-partial)")
     check_steps(log, window)
     wl = recipe.workload
-    warnings = []
+    warnings = list(log.warnings)
     if log.global_batch is not None and log.global_batch != wl.global_batch:
         raise LogError(
             f"{log.source}: the log's global batch size is {log.global_batch} but the recipe's workload.global_batch is "
@@ -53,6 +102,9 @@ def run_figures(recipe: Recipe, catalog: Catalog, log: ParsedLog, wall_seconds: 
             )
     tps = figures.tokens_per_s_per_gpu(times, window, wl.global_batch, wl.row_tokens, recipe.gpu.count)
     cv = figures.step_time_cv_percent(times, window)
+    warnings.extend(_rate_check(log, window, tps))
+    spans = [by_step[i].span for i in range(window[0], window[1] + 1)]
+    interval = max(b - a + 1 for a, b in spans)
     instance = catalog.instances.get(recipe.gpu.instance) if recipe.gpu.instance else None
     usd = figures.usd_per_million_tokens(instance.usd_per_hour, instance.gpu_count, tps) if instance else None
     if recipe.gpu.instance and instance is None:
@@ -70,7 +122,25 @@ def run_figures(recipe: Recipe, catalog: Catalog, log: ParsedLog, wall_seconds: 
         wall_seconds=wall_seconds if wall_seconds is not None else log.wall_seconds,
         log=log,
         warnings=warnings,
+        interval=interval,
+        partial=partial,
     )
+
+
+def measured_date(
+    logs: list[ParsedLog], launched: dt.date | None = None, given: dt.date | None = None, today: dt.date | None = None
+) -> dt.date:
+    """The date a measurement is recorded under: the logs' own (their last timestamp), else the launch date of a
+    run the runner launched, else the date given with --measured; LogError when none is known or the date is not
+    plausible (before 2019 or after today)."""
+    stated = max((log.measured for log in logs if log.measured is not None), default=None)
+    if stated is not None and given is not None and given != stated:
+        raise LogError(f"--measured {given.isoformat()} but the log is dated {stated.isoformat()}")
+    chosen = stated or launched or given
+    if chosen is None:
+        names = ", ".join(log.source for log in logs)
+        raise LogError(f"{names}: the log prints no date; pass --measured YYYY-MM-DD (the day the run was made)")
+    return plausible_date(chosen, today, logs[0].source if stated and logs else "the measurement")
 
 
 @dataclass
@@ -90,13 +160,23 @@ class Measurement:
             "step_time_cv_percent": m.step_time_cv_percent,
             "mfu": m.mfu,
             "measured": self.measured,
-            "steps_per_run": m.steps,
+            "steps_per_run": m.steps if m.partial is None else None,
             "window": list(m.window),
             "window_tokens": m.window_tokens,
             "runs": len(self.runs),
         }
         if self.gpu_hours is not None:
             out["gpu_hours"] = self.gpu_hours
+        if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all
+            del out["steps_per_run"]
+        return out
+
+    def evidence_fields(self) -> dict[str, Any]:
+        """What the evidence sidecar records about how the figures were made (cv_basis, partial)."""
+        out: dict[str, Any] = {"cv_basis": self.median.cv_basis}
+        reasons = [r.partial for r in self.runs if r.partial]
+        if reasons:
+            out["partial"] = "; ".join(reasons)
         return out
 
 
