@@ -4,7 +4,9 @@
 
     .venv/bin/python benchmarks/runner_overhead.py --gpu [--gpu-steps 40]   (on a CUDA machine)
 
-Prints, for each log format, the seconds to parse, the cost per step and per line; then, for a real
+Prints, for each log format, the seconds to parse, the cost per step and per line, the parse time against
+reading the same lines alone, and the parse time as a share of the training time the log records (1 s steps);
+then, for a real
 subprocess (tests/runner/fixture_trainer.py) printing engine-format lines, the wall time through
 runner.launch.run_script (log file, console echo, live parser, progress) against the same program with its
 output sent straight to /dev/null: the difference per line is what the runner adds to a training run.
@@ -17,6 +19,7 @@ computes from its log is compared with the tokens/s from CUDA events recorded ar
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import io
 import json
 import subprocess
@@ -32,11 +35,36 @@ from runner.launch import RunFailed, run_script  # noqa: E402
 from runner.logs import parse_file  # noqa: E402
 
 TRAINER = ROOT / "tests/runner/fixture_trainer.py"
+FORMATS = ("openrecipes", "megatron", "miles", "nemo", "torchtitan")
+STEP_S = 1.0  # every generated log records 1 s steps: parse seconds / steps is then the share of training time
+
+
+def _nemo_line(step: int, steps: int) -> str:
+    # NeMo 2's ProgressPrinter line as in tests/runner/real_logs/nemo2_llama3_8b_b200.log
+    return (f"[2025-11-20T14:55:23+08:00] Training epoch 0, iteration {step}/{steps - 1} | lr: 1.469e-05 | "
+            f"global_batch_size: 128 | global_step: {step} | reduced_train_loss: 6.265 | train_step_timing in s: "
+            f"{STEP_S} | tokens_per_sec_per_gpu: 1.311e+05 | consumed_samples: {128 * (step + 1)}\n")
+
+
+def _titan_line(step: int) -> str:
+    # torchtitan v0.2.2's metrics line (log_freq 1) with its logging prefix, one second apart
+    t = dt.datetime(2026, 5, 18, 16, 0, 0) + dt.timedelta(seconds=step * STEP_S)
+    stamp = t.strftime("%Y-%m-%d %H:%M:%S") + ",000"
+    return (f"[rank0]:[titan] {stamp} - root - INFO - step: {step}  loss:  3.24405  grad_norm:  0.8319  "
+            "memory:  9.46GiB(64.99%)  tps: 8,192  tflops: 0.52  mfu: 0.17%\n")
 
 
 def make_log(fmt: str, steps: int, path: Path) -> None:
+    if fmt == "nemo":
+        with path.open("w") as out:
+            out.writelines(_nemo_line(i, steps) for i in range(steps))
+        return
+    if fmt == "torchtitan":  # step N (1-based) for N in 1..steps+1: steps+1 lines time `steps` steps
+        with path.open("w") as out:
+            out.writelines(_titan_line(i) for i in range(1, steps + 2))
+        return
     with path.open("w") as out:
-        subprocess.run([sys.executable, str(TRAINER), "--format", fmt, "--steps", str(steps), "--base-time", "1.0"],
+        subprocess.run([sys.executable, str(TRAINER), "--format", fmt, "--steps", str(steps), "--base-time", str(STEP_S)],
                        stdout=out, check=True)
 
 
@@ -56,7 +84,7 @@ def bench_parse(fmt: str, steps: int, folder: Path) -> dict[str, float]:
         best = min(best, time.perf_counter() - t0)
     assert len(log.steps) == steps, (fmt, len(log.steps))
     return {"format": fmt, "steps": steps, "lines": lines, "bytes": path.stat().st_size, "seconds": best,
-            "read_seconds": bare, "x_read": best / bare,
+            "read_seconds": bare, "x_read": best / bare, "share_of_training": best / (steps * STEP_S),
             "us_per_step": best / steps * 1e6, "us_per_line": best / lines * 1e6}
 
 
@@ -145,7 +173,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        parse = [bench_parse(fmt, args.steps, folder) for fmt in ("openrecipes", "megatron", "miles")]
+        parse = [bench_parse(fmt, args.steps, folder) for fmt in FORMATS]
         launch = bench_launch(args.steps, folder)
     if args.json:
         print(json.dumps({"parse": parse, "launch": launch}, indent=1))
@@ -154,7 +182,8 @@ def main() -> int:
     for r in parse:
         print(f"  {r['format']:<12} {r['lines']:>8,} lines {r['bytes'] / 1e6:7.1f} MB  {r['seconds']:6.2f} s  "
               f"{r['us_per_step']:6.1f} us/step  {r['us_per_line']:5.1f} us/line  "
-              f"({r['x_read']:.1f}x reading the lines alone, {r['read_seconds']:.2f} s)")
+              f"({r['x_read']:.1f}x reading the lines alone, {r['read_seconds']:.2f} s; "
+              f"{r['share_of_training'] * 100:.4f}% of the {r['steps'] * STEP_S:,.0f} s of training it records)")
     print(f"live launch path, {launch['steps']:,} engine steps ({launch['lines']:,} lines):")
     print(f"  program alone {launch['bare_seconds']:.2f} s, through the runner {launch['runner_seconds']:.2f} s: "
           f"{launch['added_us_per_line']:.1f} us added per line ({launch['runner_seconds'] / launch['bare_seconds']:.2f}x)")

@@ -45,7 +45,7 @@ def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> 
     shown = max((s.step for s in log.steps), default=-1) + 1
     wanted = recipe.result.steps_per_run
     if wanted is not None and shown < wanted:
-        return f"the log shows {shown} steps but the recipe's steps_per_run is {wanted}: the run stopped early"
+        return f"too few steps: the log shows {shown} steps but the recipe's steps_per_run is {wanted} (the run stopped early)"
     return None
 
 

@@ -136,7 +136,7 @@ def test_nemo_qwen3_first_line_without_its_bracket(catalog: Catalog) -> None:
     r = measure.run_figures(recipe(32, 4096, 8, (527, 529), None), catalog, log)
     assert r.tokens_per_s_per_gpu == pytest.approx(7063.08, abs=0.01)
     # Against a recipe of 1000 steps the excerpt is a run that (as far as the log shows) stopped at step 529.
-    with pytest.raises(LogError, match="the log shows 530 steps but the recipe's steps_per_run is 1000"):
+    with pytest.raises(LogError, match="too few steps: the log shows 530 steps but the recipe's steps_per_run is 1000"):
         measure.run_figures(recipe(32, 4096, 8, (527, 529), 1000), catalog, log)
 
 

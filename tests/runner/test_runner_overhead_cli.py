@@ -17,7 +17,7 @@ def test_cpu_mode_parses_every_format_and_times_the_launch_path() -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert [r["format"] for r in report["parse"]] == ["openrecipes", "megatron", "miles"]
+    assert [r["format"] for r in report["parse"]] == ["openrecipes", "megatron", "miles", "nemo", "torchtitan"]
     assert all(r["steps"] == 2000 and r["us_per_line"] > 0 for r in report["parse"])
     assert report["parse"][2]["lines"] == 3 * 2000 + 3  # miles: rollout perf, train perf and step lines
     assert report["launch"]["lines"] == 2003 and report["launch"]["runner_seconds"] > 0
