@@ -173,7 +173,9 @@ class Catalog:
         display = _rel(path, root)
         try:
             doc = read_yaml(path, display)
-            return model.model_validate(doc.data).root
+            self.problems.extend(doc.problems)
+            value = model.model_validate(doc.data).root
+            return None if doc.problems else value
         except InputError as exc:
             self.problems.extend(exc.problems)
         except ValidationError as exc:

@@ -1,13 +1,23 @@
 """Strict YAML reading with node positions, and recipe loading.
 
-PyYAML silently keeps the last of two duplicate keys and expands aliases without bound; here
-both are errors, as are tabs, non-UTF-8 bytes, empty files and oversized files. Each value's
-(line, col) is kept so that a problem points at the offending node.
+Every input gets problems, never a traceback. PyYAML silently keeps the last of two duplicate keys and expands
+aliases without bound; here both are problems, as are tabs, non-UTF-8 bytes, control characters, empty, oversized
+and non-regular files, nesting deeper than `MAX_DEPTH`, tags that cannot be built and tags on collections. Each
+value's (line, col) is kept so that a problem points at the offending node.
+
+One meaning for every reader: this check reads YAML 1.1 (PyYAML) and the runner YAML 1.2 (ruamel.yaml), which
+read some plain scalars differently (`yes`, `on` are booleans only to 1.1; `0200` is 128 to 1.1 and 200 to 1.2;
+`1:20` is 80 to 1.1; `1e3` is text to 1.1 and a number to 1.2). Each plain scalar is also read under the YAML 1.2
+core schema, and a scalar the two read differently is a problem: quote it, or write it so that both agree.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,16 +34,50 @@ except ImportError:  # pragma: no cover - depends on the installed PyYAML
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 MAX_BYTES = 512 * 1024
+# A recipe nests four levels; 32 leaves room for any honest file and keeps every recursive reader (the builder,
+# Pydantic, jsonschema, json.dumps) far from Python's recursion limit.
+MAX_DEPTH = 32
 FieldPath = tuple[str | int, ...]
 Positions = dict[FieldPath, tuple[int, int]]
 
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_INT_TAG = "tag:yaml.org,2002:int"
-_FLOAT_TAG = "tag:yaml.org,2002:float"
-_NULL_TAG = "tag:yaml.org,2002:null"
-_STR_TAG = "tag:yaml.org,2002:str"
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_YAML = "tag:yaml.org,2002:"
+_BOOL_TAG = _YAML + "bool"
+_INT_TAG = _YAML + "int"
+_FLOAT_TAG = _YAML + "float"
+_NULL_TAG = _YAML + "null"
+_STR_TAG = _YAML + "str"
+_TIMESTAMP_TAG = _YAML + "timestamp"
+_MAP_TAG = _YAML + "map"
+_SEQ_TAG = _YAML + "seq"
+_MERGE_TAG = _YAML + "merge"
 _SCALAR_CONSTRUCTOR = yaml.SafeLoader.yaml_constructors
+_KIND = {_BOOL_TAG: "boolean", _INT_TAG: "integer", _FLOAT_TAG: "number", _NULL_TAG: "null",
+         _TIMESTAMP_TAG: "date", _STR_TAG: "text"}
+_A_KIND = {_BOOL_TAG: "a boolean", _INT_TAG: "an integer", _FLOAT_TAG: "a number", _NULL_TAG: "null",
+           _TIMESTAMP_TAG: "a date"}
+
+# Characters a recipe may not hold, even escaped into a quoted string's bytes: C0 controls but tab, LF and the CR
+# of a CRLF; DEL and C1 (NEL is a YAML 1.1 line break that editors do not show, so lines would disagree); the
+# Unicode line separators; bidi controls (Trojan Source); a BOM past the first character; the non-characters.
+_FORBIDDEN_CHARACTER = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff]"
+    "|\r(?!\n)"
+)
+_MAX_CHARACTER_PROBLEMS = 5
+
+# The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the runner's reading of a plain scalar.
+_CORE_NULL = frozenset({"", "~", "null", "Null", "NULL"})
+_CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_CORE_INT = re.compile(r"[-+]?[0-9]+\Z")
+_CORE_OCT = re.compile(r"0o[0-7]+\Z")
+_CORE_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_CORE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_CORE_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
+_CORE_NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
+# A plain scalar that YAML 1.1 reads as text can only be something else to YAML 1.2 if it starts with one of these.
+_CORE_NON_TEXT_START = frozenset("-+.0123456789tTfFnN~")
+# Python's int-from-text limit is 4,300 digits; no figure of a recipe needs more than a few dozen.
+_MAX_NUMBER_CHARACTERS = 64
 
 
 def field_name(path: FieldPath) -> str:
@@ -49,108 +93,356 @@ class YamlDocument:
     data: Any
     positions: Positions
     key_positions: Positions
+    # Problems of reading that still leave data worth validating (an ambiguous scalar, a value that could not be
+    # built); `unbuilt` holds the fields whose value could not be built, so validation does not report them twice.
+    problems: list[Problem] = field(default_factory=list)
+    unbuilt: set[FieldPath] = field(default_factory=set)
 
 
 class _AliasFound(Exception):
     """Stops building at the first alias: one problem is enough, and expansion never starts."""
 
 
+class _TooDeep(Exception):
+    """Stops building past MAX_DEPTH."""
+
+
+_NOT_CORE = object()  # the YAML 1.2 core schema cannot read the text under the tag asked for
+
+
+def _core_value(text: str, tag: str | None = None) -> Any:
+    """A plain scalar as the YAML 1.2 core schema reads it: resolved when `tag` is None, else read as that tag
+    (an explicit `!!int 0200` is 200 to 1.2); _NOT_CORE when the text is no value of the tag."""
+    if tag in (None, _NULL_TAG) and text in _CORE_NULL:
+        return None
+    if tag in (None, _BOOL_TAG) and text in _CORE_BOOL:
+        return _CORE_BOOL[text]
+    if tag in (None, _INT_TAG, _FLOAT_TAG) and len(text) <= _MAX_NUMBER_CHARACTERS:
+        number = _core_number(text)
+        if number is not None:
+            return float(number) if tag == _FLOAT_TAG else number
+    if tag is None or tag in (_STR_TAG, _TIMESTAMP_TAG):
+        return text
+    return _NOT_CORE
+
+
+def _core_number(text: str) -> int | float | None:
+    if _CORE_INT.match(text):
+        return int(text)
+    if _CORE_OCT.match(text):
+        return int(text[2:], 8)
+    if _CORE_HEX.match(text):
+        return int(text[2:], 16)
+    if _CORE_FLOAT.match(text):
+        return float(text)
+    if _CORE_INF.match(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _CORE_NAN.match(text):
+        return math.nan
+    return None
+
+
+def _same_reading(a: Any, b: Any) -> bool:
+    """Whether two readings are the same value of the same kind (True is not 1, 200 is not 200.0, NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {_plain_float(value)}"
+    return f"the text {value!r}"
+
+
+def _plain_float(value: float) -> str:
+    """A float as a plain scalar both YAML versions read alike (1.1 needs a '.' and a signed exponent)."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent}" if exponent else mantissa
+
+
+def _unambiguous_spelling(*readings: Any) -> str:
+    """How to write each non-text reading so that both versions agree on it."""
+    spelled: list[str] = []
+    for value in readings:
+        if isinstance(value, bool):
+            text = str(value).lower()
+        elif isinstance(value, int):
+            text = str(value)
+        elif isinstance(value, float):
+            text = _plain_float(value)
+        else:
+            continue
+        if text not in spelled:
+            spelled.append(text)
+    return " or ".join(spelled)
+
+
 class _Builder:
     """Turns a composed node tree into plain data, recording positions, refusing aliases."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, text: str) -> None:
         self.path = path
+        self.text = text
         self.positions: Positions = {}
         self.key_positions: Positions = {}
-        self.problems: list[Problem] = []
+        self.problems: list[Problem] = []  # the document cannot be used
+        self.soft_problems: list[Problem] = []  # reported beside validation's
+        self.unbuilt: set[FieldPath] = set()
         self._seen: set[int] = set()
         self._constructor = yaml.SafeLoader("")
+        # Node properties (a tag, an anchor) can only be written with '!' or '&'; without either in the text, no
+        # node has any, and the per-node look at the source is skipped.
+        self._may_have_properties = "!" in text or "&" in text
+        self._lines: list[str] | None = None
 
-    def _problem(self, node: yaml.Node, where: FieldPath, message: str) -> None:
+    def _problem(self, node: yaml.Node, where: FieldPath, message: str, fatal: bool = True) -> None:
         mark = node.start_mark
-        self.problems.append(Problem(self.path, mark.line + 1, mark.column + 1, field_name(where), message))
+        problem = Problem(self.path, mark.line + 1, mark.column + 1, field_name(where), message)
+        (self.problems if fatal else self.soft_problems).append(problem)
+
+    def _properties(self, node: yaml.Node) -> tuple[bool, bool]:
+        """(explicit tag, anchor) written before the node: libyaml's mark starts at its properties."""
+        if not self._may_have_properties:
+            return False, False
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        mark = node.start_mark
+        rest = self._lines[mark.line][mark.column:] if mark.line < len(self._lines) else ""
+        tagged = anchored = False
+        while rest[:1] in ("!", "&"):
+            tagged, anchored = tagged or rest[0] == "!", anchored or rest[0] == "&"
+            token_end = len(rest.split(None, 1)[0]) if rest.strip() else len(rest)
+            rest = rest[token_end:].lstrip()
+        return tagged, anchored
 
     def build(self, node: yaml.Node, where: FieldPath) -> Any:
         if id(node) in self._seen:
             # A node reached twice is an alias: refuse before any expansion (billion laughs).
             self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
             raise _AliasFound
+        if len(where) > MAX_DEPTH:
+            self._problem(node, where[:MAX_DEPTH], f"nested deeper than {MAX_DEPTH} levels")
+            raise _TooDeep
 
         self._seen.add(id(node))
         self.positions[where] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            self._check_collection_properties(node, where)
         if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    self._problem(key_node, where, "keys must be plain strings (no merge keys)")
-                    continue
-                key = key_node.value
-                if key in out:
-                    first = self.key_positions[(*where, key)]
-                    self._problem(key_node, (*where, key), f"duplicate key (first at line {first[0]})")
-                    continue
-                self.key_positions[(*where, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-                out[key] = self.build(value_node, (*where, key))
-            return out
+            return self._mapping(node, where)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
         return self._scalar(node, where)
 
+    def _check_collection_properties(self, node: yaml.Node, where: FieldPath) -> None:
+        """A tag on a mapping or list would be ignored (`!!set`, `!!omap`, `!custom`): say so instead."""
+        kind = "mapping" if isinstance(node, yaml.MappingNode) else "list"
+        tagged, anchored = self._properties(node)
+        if tagged or node.tag not in (_MAP_TAG, _SEQ_TAG):
+            self._problem(node, where, f"YAML tag {node.tag} on a {kind} is not allowed (tags are ignored, not "
+                          "applied; write the plain mapping or list)")
+        elif anchored:
+            self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
+
+    def _mapping(self, node: yaml.MappingNode, where: FieldPath) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node, where)
+            if key is None:
+                continue
+            if key in out:
+                first = self.key_positions[(*where, key)]
+                self._problem(key_node, (*where, key), f"duplicate key (first at line {first[0]})")
+                continue
+            self.key_positions[(*where, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            out[key] = self.build(value_node, (*where, key))
+        return out
+
+    def _key(self, key_node: yaml.Node, where: FieldPath) -> str | None:
+        """A key as text; None (with a problem) for a merge key, a collection, a tag, or a plain key that YAML
+        reads as a number, boolean, null or date (`1:`, `null:`, `yes:`), which other readers keep as such."""
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            self._problem(key_node, where, "keys must be plain strings (no merge keys, lists or mappings)")
+            return None
+        tagged, anchored = self._properties(key_node)
+        if tagged or anchored:
+            self._problem(key_node, where, "keys must be plain strings (no tags or anchors)")
+            return None
+        key = key_node.value
+        core = _core_value(key) if key_node.style is None else key
+        if key_node.tag != _STR_TAG or not isinstance(core, str):
+            reading = _A_KIND.get(key_node.tag, key_node.tag) if key_node.tag != _STR_TAG else _describe(core)
+            self._problem(key_node, (*where, key), f"a key must be text, and YAML reads {key!r} as {reading}; "
+                          "quote it")
+            return None
+        return key
+
     def _scalar(self, node: yaml.ScalarNode, where: FieldPath) -> Any:
         tag = node.tag
-        if tag in (_STR_TAG, _TIMESTAMP_TAG):
-            # Dates stay text: the models parse them, and jsonschema sees the same value.
-            return node.value
-        if tag in (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG):
-            return _SCALAR_CONSTRUCTOR[tag](self._constructor, node)
-        self._problem(node, where, f"unsupported YAML tag {tag}")
-        return None
+        if tag not in _KIND:
+            self._problem(node, where, f"unsupported YAML tag {tag} (quote the value if it is text)")
+            return None
+        tagged, anchored = self._properties(node)
+        if anchored:
+            self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
+            return None
+        if tag == _STR_TAG and (node.style is not None or node.value[:1] not in _CORE_NON_TEXT_START):
+            return node.value  # text to every reader: the common case, decided without a regular expression
+        value = self._construct(node, where)
+        if value is _NOT_CORE or tag == _STR_TAG and tagged:
+            return None if value is _NOT_CORE else value
+        if node.style is None or tagged:
+            self._compare_with_core(node, where, value, tag if tagged else None)
+        return value
+
+    def _construct(self, node: yaml.ScalarNode, where: FieldPath) -> Any:
+        """The YAML 1.1 value (dates kept as text); a value that cannot be built is a problem, never a traceback."""
+        text = node.value
+        if node.tag in (_INT_TAG, _FLOAT_TAG) and len(text) > _MAX_NUMBER_CHARACTERS:
+            self._unbuilt(node, where, f"a number of {len(text):,} characters is not a recipe figure (the limit "
+                          f"is {_MAX_NUMBER_CHARACTERS})")
+            return _NOT_CORE
+        try:
+            value = _SCALAR_CONSTRUCTOR[node.tag](self._constructor, node)
+        except (ValueError, KeyError, TypeError, OverflowError):
+            if node.tag == _TIMESTAMP_TAG:
+                message = f"{text!r} is not a valid date (YYYY-MM-DD; quote it if it is text)"
+            else:
+                message = f"{text!r} is not {_A_KIND[node.tag]} (remove the tag or fix the value)"
+            self._unbuilt(node, where, message)
+            return _NOT_CORE
+        return text if node.tag == _TIMESTAMP_TAG else value  # dates stay text: the models parse them
+
+    def _unbuilt(self, node: yaml.ScalarNode, where: FieldPath, message: str) -> None:
+        self._problem(node, where, message, fatal=False)
+        self.unbuilt.add(where)
+
+    def _compare_with_core(self, node: yaml.ScalarNode, where: FieldPath, value: Any, tag: str | None) -> None:
+        core = _core_value(node.value, tag)
+        if core is _NOT_CORE:
+            self._problem(node, where, f"YAML 1.2 (the runner's ruamel.yaml) cannot read {node.value!r} as "
+                          f"{_A_KIND.get(tag or '', 'that type')}; write it as {_unambiguous_spelling(value)}",
+                          fatal=False)
+        elif not _same_reading(value, core):
+            spelling = _unambiguous_spelling(value, core)
+            self._problem(node, where, f"ambiguous YAML: {node.value!r} is {_describe(value)} to YAML 1.1 (this "
+                          f"check's PyYAML) but {_describe(core)} to YAML 1.2 (the runner's ruamel.yaml); quote it "
+                          f"if it is text{f', or write {spelling}' if spelling else ''}", fatal=False)
 
 
-def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES) -> YamlDocument:
-    """Reads one YAML file strictly; raises InputError naming file, line and column."""
-    name = display or str(path)
+def _read_text(path: Path, name: str, max_bytes: int) -> str:
+    """The file's text: a regular file of at most max_bytes, valid UTF-8, without a leading BOM."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError([Problem(name, 1, 1, "(document)", f"file is {size:,} bytes; the limit is {max_bytes:,}")])
-        raw = path.read_bytes()
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError([Problem(name, 1, 1, "(document)", "not a regular file (a recipe is a plain file)")])
+        if st.st_size > max_bytes:
+            raise InputError([Problem(name, 1, 1, "(document)",
+                                      f"file is {st.st_size:,} bytes; the limit is {max_bytes:,}")])
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError([Problem(name, 1, 1, "(document)", f"cannot read file: {exc.strerror}")]) from None
+        raise InputError([Problem(name, 1, 1, "(document)", f"cannot read file: {exc.strerror or exc}")]) from None
+    if len(raw) > max_bytes:  # it grew after the stat
+        raise InputError([Problem(name, 1, 1, "(document)", f"file is over the limit of {max_bytes:,} bytes")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, col = _line_col(raw, exc.start)
         raise InputError([Problem(name, line, col, "(document)", "file is not valid UTF-8")]) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
+    newline = "\n" if isinstance(text, str) else b"\n"
+    line = text.count(newline, 0, offset) + 1  # type: ignore[arg-type]
+    return line, offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
+
+
+def _character_problems(text: str, name: str) -> list[Problem]:
+    """Control, separator and bidi characters, each at its line and column (YAML would report 1:1, or count NEL
+    and U+2028 as line breaks that editors do not show)."""
+    problems: list[Problem] = []
+    for match in _FORBIDDEN_CHARACTER.finditer(text):
+        char = match.group(0)
+        line, col = _line_col(text, match.start())
+        what = "a carriage return without a line feed" if char == "\r" else f"the character U+{ord(char):04X}"
+        problems.append(Problem(name, line, col, "(document)", f"{what} is not allowed in a recipe (control, "
+                                "line-separator and bidi characters); write it as an escape in a double-quoted "
+                                "string if it is data"))
+        if len(problems) == _MAX_CHARACTER_PROBLEMS:
+            break
+    return problems
+
+
+def _compose(text: str, name: str) -> yaml.Node | None:
+    """libyaml's node tree of the single document; a syntax error is a problem at its mark."""
     try:
         loader = _Loader(text)
         try:
-            node = loader.get_single_node()
+            return loader.get_single_node()
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        message = f"YAML syntax error: {exc.problem or exc.context}"
-        if "\t" in text.splitlines()[line - 1] if line - 1 < len(text.splitlines()) else False:
+        parts = [p for p in (exc.context, exc.problem) if p]
+        message = f"YAML syntax error: {', '.join(parts) or 'unreadable'}"
+        lines = text.split("\n")
+        if 0 <= line - 1 < len(lines) and "\t" in lines[line - 1]:
             message += " (tabs are not allowed for indentation)"
         raise InputError([Problem(name, line, col, "(document)", message)]) from None
-    except yaml.YAMLError as exc:
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, min(max(exc.position, 0), len(text)))
+        raise InputError([Problem(name, line, col, "(document)", f"YAML error: {exc.reason}")]) from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # the pure-Python fallback's deep recursion
         raise InputError([Problem(name, 1, 1, "(document)", f"YAML error: {exc}")]) from None
+
+
+def _read_document(path: Path, name: str, max_bytes: int) -> YamlDocument:
+    text = _read_text(path, name, max_bytes)
+    characters = _character_problems(text, name)
+    if characters:
+        raise InputError(characters)
+    node = _compose(text, name)
     if node is None:  # no document: empty, or only comments
         raise InputError([Problem(name, 1, 1, "(document)", "file is empty")])
-    builder = _Builder(name)
+    builder = _Builder(name, text)
     try:
         data = builder.build(node, ())
-    except _AliasFound:
+    except (_AliasFound, _TooDeep):
         data = None
     if builder.problems:
         raise InputError(builder.problems)
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a single value"
         raise InputError([Problem(name, 1, 1, "(document)", f"the top level must be a mapping, not {kind}")])
-    return YamlDocument(name, data, builder.positions, builder.key_positions)
+    return YamlDocument(name, data, builder.positions, builder.key_positions, builder.soft_problems,
+                        builder.unbuilt)
+
+
+def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES) -> YamlDocument:
+    """Reads one YAML file strictly; raises InputError naming file, line and column when it cannot be used at all.
+
+    Problems that still leave data worth validating (an ambiguous scalar, a value that cannot be built) come back
+    in `YamlDocument.problems`: every caller reports them beside its schema's problems."""
+    return _read_document(path, display or str(path), max_bytes)
 
 
 def _model_at(model: type[BaseModel], loc: FieldPath) -> type[BaseModel] | None:
@@ -201,6 +493,8 @@ def validation_problems(doc: YamlDocument, model: type[BaseModel], exc: Validati
     problems: list[Problem] = []
     for err in exc.errors(include_url=False):
         loc = _data_loc(doc.data, err["loc"])
+        if loc in doc.unbuilt:
+            continue  # the reader already said why this value could not be built
         message = _message(err)
         if err["type"] == "extra_forbidden":
             owner = _model_at(model, loc)
@@ -276,7 +570,9 @@ def load_recipe(path: Path, display: str | None = None, recipes_root: Path | Non
     try:
         recipe = Recipe.model_validate(doc.data)
     except ValidationError as exc:
-        raise InputError(validation_problems(doc, Recipe, exc)) from None
+        raise InputError(sorted(set(doc.problems + validation_problems(doc, Recipe, exc)))) from None
+    if doc.problems:
+        raise InputError(sorted(set(doc.problems)))
     return LoadedRecipe(
         path=path,
         display=doc.path,

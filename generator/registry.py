@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from generator.problems import InputError, Problem
 RECIPES_DIR = "recipes"
 CATALOG_DIR = "catalog"
 RECIPE_SUFFIXES = (".yaml", ".yml")
+EXPECTED_LAYOUT = f"a recipe is {RECIPES_DIR}/<model>/<gpu>/<name>.yaml"
 
 
 class RootNotFound(Exception):
@@ -49,12 +51,20 @@ def is_recipe_file(path: Path) -> bool:
 
 
 def _walk(folder: Path) -> list[Path]:
-    """Recipe files under a folder; symlinked folders are not entered (a loop cannot hang the walk)."""
+    """Recipe files under a folder, and every symlinked folder in it (not entered, so a loop cannot hang the walk;
+    listed, so that `placement_problems` reports it instead of its recipes going unchecked in silence)."""
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames.sort()
-        found.extend(Path(dirpath) / name for name in sorted(filenames) if is_recipe_file(Path(name)))
+        here = Path(dirpath)
+        found.extend(here / name for name in dirnames if (here / name).is_symlink())
+        dirnames[:] = sorted(name for name in dirnames if not (here / name).is_symlink())
+        found.extend(here / name for name in filenames if is_recipe_file(Path(name)) or _is_broken_link(here / name))
     return sorted(found)
+
+
+def _is_broken_link(path: Path) -> bool:
+    """A symlink that leads nowhere (dangling, or a loop): os.walk lists it as a file whatever its name."""
+    return path.is_symlink() and not os.path.exists(path)
 
 
 def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
@@ -63,7 +73,7 @@ def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
         return _walk(root / RECIPES_DIR)
     out: list[Path] = []
     for p in paths:
-        out.extend(_walk(p) if p.is_dir() else [p])
+        out.extend(_walk(p) if p.is_dir() and not p.is_symlink() else [p])
     return out
 
 
@@ -76,17 +86,49 @@ def display_path(path: Path, root: Path) -> str:
 
 
 def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
-    """Files must be real files inside recipes/ (a symlink may not lead out of it, nor loop)."""
+    """A recipe is a regular file at recipes/<model>/<gpu>/<name>.yaml; a symlink may not lead out of recipes/ nor
+    loop, a symlinked folder is not followed, and a fifo or device is never opened (reading one would hang or never
+    end). One problem at 1:1 says what is wrong with the file's place; it is then not read."""
+    found = _link_problem(path, root)
+    if found is None:
+        found = _kind_problem(path) or _depth_problem(path, root)
+    return [Problem(display, 1, 1, "(document)", found)] if found else []
+
+
+def _link_problem(path: Path, root: Path) -> str | None:
     if not path.is_symlink():
-        return []
-    base = (root / RECIPES_DIR).resolve()
+        return None
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        return [Problem(display, 1, 1, "(document)", "symlink that does not resolve (dangling or a loop)")]
-    if not resolved.is_relative_to(base):
-        return [Problem(display, 1, 1, "(document)", "symlink points outside recipes/")]
-    return []
+        return "symlink that does not resolve (dangling or a loop)"
+    if not resolved.is_relative_to((root / RECIPES_DIR).resolve()):
+        return "symlink points outside recipes/"
+    if resolved.is_dir():
+        return "symlinked folder: not followed; recipes live in real folders under recipes/"
+    return None
+
+
+def _kind_problem(path: Path) -> str | None:
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return f"cannot read file: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return f"a folder named like a recipe file; {EXPECTED_LAYOUT}"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a fifo, socket or device is never read)"
+    return None
+
+
+def _depth_problem(path: Path, root: Path) -> str | None:
+    try:
+        parts = path.absolute().relative_to((root / RECIPES_DIR).absolute()).parts
+    except ValueError:
+        return f"not under the registry's {RECIPES_DIR}/ folder; {EXPECTED_LAYOUT}"
+    if len(parts) != 3:
+        return f"at the wrong depth ({len(parts) - 1} folder(s) below {RECIPES_DIR}/); {EXPECTED_LAYOUT}"
+    return None
 
 
 @dataclass
