@@ -186,6 +186,23 @@ def pipeline_stages(ctx: RecipeContext) -> None:
         ctx.bad(f"{arch.layers} layers do not divide evenly over pp x vpp = {lay.pp * lay.vpp}", "layout", "pp")
 
 
+def virtual_chunks(ctx: RecipeContext) -> None:
+    """With a layer split and VPP > 1, each stage's layers fall into vpp equal chunks (Megatron refuses uneven
+    ones: "number of layers at first stage ... must be divisible by virtual pipeline parallel degree"); a placement
+    that is not that is stated in pipeline_layout."""
+    lay, arch = ctx.recipe.layout, ctx.arch
+    split = lay.layer_split
+    if split is None or lay.vpp == 1 or lay.pp < 2 or lay.pipeline_layout is not None:
+        return
+    stages = {"first": split.first, "last": split.last}
+    if arch is not None and lay.pp > 2 and (arch.layers - split.first - split.last) % (lay.pp - 2) == 0:
+        stages["middle"] = (arch.layers - split.first - split.last) // (lay.pp - 2)
+    uneven = [f"{layers} layers on the {stage} stage" for stage, layers in stages.items() if layers % lay.vpp]
+    if uneven:
+        ctx.bad(f"{', '.join(uneven)} do not split into vpp {lay.vpp} equal chunks; state an uneven placement in "
+                "pipeline_layout", "layout", "layer_split")
+
+
 RULES = (gpu_grid, expert_grid, experts_on_dense_model, experts_per_rank, virtual_pipeline, sequence_parallel,
          recompute_settings, global_batch, publication_gradient_accumulation, dataset_row_tokens,
-         label_names_this_layout, pipeline_stages)
+         label_names_this_layout, pipeline_stages, virtual_chunks)

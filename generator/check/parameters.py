@@ -30,10 +30,16 @@ def architecture_counts(ctx: RecipeContext) -> None:
 
 
 def mtp_layers(ctx: RecipeContext) -> None:
+    # Training fewer MTP layers than the model has (0: none) is a choice; more is another model than `model`.
     r, lay, arch = ctx.recipe, ctx.recipe.layout, ctx.arch
-    if ctx.card is not None and lay.mtp_layers and arch is not None and not arch.mtp_layers:
+    if ctx.card is None or not lay.mtp_layers or arch is None:
+        return
+    if not arch.mtp_layers:
         ctx.bad(f"mtp_layers {lay.mtp_layers} but {r.model} has no multi-token-prediction layers", "layout",
                 "mtp_layers")
+    elif lay.mtp_layers > arch.mtp_layers:
+        ctx.bad(f"mtp_layers {lay.mtp_layers} but {r.model} has {arch.mtp_layers} multi-token-prediction "
+                f"layer{'s' if arch.mtp_layers > 1 else ''}", "layout", "mtp_layers")
 
 
 RULES = (active_params, architecture_counts, mtp_layers)

@@ -19,6 +19,7 @@ REF = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
 LLAMA_8B = "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs.yaml"
 GPT_OSS = "recipes/gpt-oss-120b/h100/mb-25.11-dgx-h100-64gpu-bf16.yaml"
 QWEN_30B = "recipes/qwen3-30b-a3b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs-tokendrop.yaml"
+DEEPSEEK = "recipes/deepseek-v3/b200/mb-25.11-dgx-b200-256gpu-fp8-mx-mtp.yaml"
 
 
 def _registry(tmp_path: Path) -> Path:
@@ -104,6 +105,13 @@ CASES = {
     "recompute_modules": (
         LLAMA_8B, "    num_layers: null\n", "    num_layers: null\n    modules: [mlp]\n", "    modules: [mlp]",
         "layout.recompute.modules", "modules are recomputed under selective recompute, but granularity is none"),
+    "layer_split_vpp": (
+        REF, "  vpp: 1\n", "  vpp: 2\n", "  layer_split:", "layout.layer_split",
+        "13 layers on the first stage, 15 layers on the last stage do not split into vpp 2 equal chunks; state an "
+        "uneven placement in pipeline_layout"),
+    "layer_split_vpp_with_placement": (
+        REF, "  vpp: 1\n", "  vpp: 2\n  pipeline_layout: first stage 7 + 6 layers, middle 8 + 8, last 8 + 7\n", "",
+        None, None),
 }
 
 
@@ -144,3 +152,20 @@ def test_global_batch_without_ga_must_be_whole_micro_batches(tmp_path: Path) -> 
     assert [(p.line, p.field, p.message) for p in problems] == [
         (_line_of(text, "  global_batch: 120"), "workload.global_batch",
          "global batch 120 is not a multiple of micro-batch x dp = 16")]
+
+
+def _layout_problems(problems: list[Problem]) -> list[tuple[int, str, str]]:
+    return [(p.line, p.field, p.message) for p in problems if p.field.startswith("layout.")]
+
+
+def test_more_mtp_layers_than_the_model_has(tmp_path: Path) -> None:
+    # Two MTP layers on DeepSeek-V3 (one) is another model (its published TFLOP/s then disagree too, as they should).
+    text, problems = check_edited(tmp_path, DEEPSEEK, "  mtp_layers: null\n", "  mtp_layers: 2\n")
+    assert _layout_problems(problems) == [
+        (_line_of(text, "  mtp_layers: 2"), "layout.mtp_layers",
+         "mtp_layers 2 but DeepSeek-V3 has 1 multi-token-prediction layer")]
+
+
+def test_fewer_mtp_layers_than_the_model_has_is_a_choice(tmp_path: Path) -> None:
+    _, problems = check_edited(tmp_path, DEEPSEEK, "  mtp_layers: null\n", "  mtp_layers: 0\n")
+    assert _layout_problems(problems) == []
