@@ -87,6 +87,13 @@ def gpu_hours(gpu_count: int, seconds: float) -> float:
     return gpu_count * seconds / SECONDS_PER_HOUR
 
 
+def window_gpu_hours(window_tokens_: int, tokens_per_s_per_gpu_: float, gpu_count: int) -> float:
+    """GPU-hours of the measured window alone: window tokens / (tokens/s per GPU x GPUs) seconds on every GPU.
+    A run's GPU-hours (start-up and the warm-up steps included) cannot be fewer."""
+    seconds = window_tokens_ / (tokens_per_s_per_gpu_ * gpu_count)
+    return gpu_hours(gpu_count, seconds)
+
+
 def speedup(before_tokens_per_s: float, after_tokens_per_s: float) -> float:
     """Relative change in tokens/s per GPU from a reference to a recipe: 743.4 -> 1178.1 is +0.585 (+58%)."""
     if before_tokens_per_s <= 0:
@@ -102,13 +109,6 @@ def decimals(value: float) -> int:
         frac = len(mantissa.split(".")[1].rstrip("0")) if "." in mantissa else 0
         return max(0, frac - int(exp))
     frac = text.split(".")[1].rstrip("0")
-def window_gpu_hours(window_tokens_: int, tokens_per_s_per_gpu_: float, gpu_count: int) -> float:
-    """GPU-hours of the measured window alone: window tokens / (tokens/s per GPU x GPUs) seconds on every GPU.
-    A run's GPU-hours (start-up and the warm-up steps included) cannot be fewer."""
-    seconds = window_tokens_ / (tokens_per_s_per_gpu_ * gpu_count)
-    return gpu_hours(gpu_count, seconds)
-
-
     return len(frac)
 
 
@@ -136,10 +136,11 @@ class StatedPrecision:
         return places
 
     def describe(self, places: int) -> str:
-        """'4 decimal places', or with significant figures '3 decimal places (2 significant figures, at least 2)'."""
+        """'4 decimal places', or with significant figures '3 decimal places (2 significant figures, never fewer
+        than 2 decimals)'."""
         text = f"{places} decimal place{'' if places == 1 else 's'}"
         if self.significant:
-            text += f" ({self.significant} significant figures and at least {self.decimals} decimal places)"
+            text += f" ({self.significant} significant figures, never fewer than {self.decimals} decimals)"
         return text
 
 

@@ -58,3 +58,60 @@ def test_derive_reference() -> None:
     assert d.usd_per_million_tokens == pytest.approx(1.6222, abs=5e-5)
     assert d.mfu == pytest.approx(0.21939, abs=5e-6)
     assert d.window_tokens == 15_728_640
+
+
+# --- required precision of stated figures ----------------------------------------------------------------
+
+
+def test_written_decimals_reads_the_text_not_the_float() -> None:
+    assert figures.written_decimals("0.2190") == 4  # the float 0.219 has lost the zero
+    assert figures.written_decimals("2.0") == 1 and figures.written_decimals("12") == 0
+    assert figures.written_decimals("1.5e-3") == 4 and figures.written_decimals("2.5E+1") == 0
+    assert figures.written_decimals(".5") == 1
+    assert figures.written_decimals("0:20") is None and figures.written_decimals(".inf") is None
+
+
+def test_required_decimals_of_each_figure() -> None:
+    p = figures.PRECISIONS
+    assert p["tokens_per_s_per_gpu"].required_decimals(1178.1) == 1
+    assert p["mfu"].required_decimals(0.2194) == 4
+    assert p["step_time_cv_percent"].required_decimals(2.19) == 2 and p["gpu_hours"].required_decimals(5.69) == 2
+    usd = p["usd_per_million_tokens"]
+    assert usd.required_decimals(1.62) == 2 and usd.required_decimals(12.5) == 2  # cents at least
+    assert usd.required_decimals(0.0230) == 3 and usd.required_decimals(0.0012) == 4  # 2 significant figures
+    assert usd.required_decimals(0.09, 0.0093) == 4  # the more demanding of stated and recomputed
+
+
+@pytest.mark.parametrize(("figure", "written", "stated", "computed", "required"), [
+    ("mfu", "0.0", 0.0, 0.21939, 4), ("mfu", "0.2", 0.2, 0.21939, 4), ("usd_per_million_tokens", "2.0", 2.0, 1.6222, 2),
+    ("step_time_cv_percent", "2.0", 2.0, 2.22, 2), ("gpu_hours", "5.0", 5.0, 4.83, 2),
+    ("usd_per_million_tokens", "0.02", 0.02, 0.02301, 3), ("tokens_per_s_per_gpu", "1178", 1178.0, None, 1),
+])
+def test_the_issues_loopholes_are_coarser_than_required(figure: str, written: str, stated: float,
+                                                       computed: float | None, required: int) -> None:
+    assert figures.coarser_than_required(figure, written, stated, computed) == required
+
+
+@pytest.mark.parametrize(("figure", "written", "stated"), [
+    ("mfu", "0.2190", 0.219), ("usd_per_million_tokens", "1.62", 1.62), ("usd_per_million_tokens", "0.023", 0.023),
+    ("step_time_cv_percent", "12.80", 12.8), ("gpu_hours", "0.0099", 0.0099), ("tokens_per_s_per_gpu", "29925.0", 29925.0),
+])
+def test_figures_written_at_their_precision_pass(figure: str, written: str, stated: float) -> None:
+    assert figures.coarser_than_required(figure, written, stated) is None
+
+
+def test_agreement_at_the_required_precision() -> None:
+    # The old rule took the tolerance from the stated value (0.2 +/- 0.05 covers 0.2194); the figure's does not.
+    assert figures.agrees(0.2, 0.21939) and not figures.agrees(0.2, 0.21939, "mfu")
+    assert not figures.agrees(2.0, 2.22, "step_time_cv_percent") and not figures.agrees(5.0, 4.83, "gpu_hours")
+    assert figures.agrees(0.219, 0.21904, "mfu", places=4)  # '0.2190' written with its zero: 0.21904 rounds to it
+    assert not figures.agrees(0.219, 0.21939, "mfu", places=4)
+    assert figures.agrees(0.2194, 0.21939, "mfu") and figures.agrees(1178.1, 1178.0739, "tokens_per_s_per_gpu")
+    # Stated finer than required, it must hold at the precision it claims.
+    assert not figures.agrees(0.21950, 0.21939, "mfu", places=5)
+
+
+def test_window_gpu_hours_is_the_window_on_every_gpu() -> None:
+    # The reference: 15,728,640 tokens at 1178.1 tokens/s/GPU on 8 GPUs take 1,668.9 s, 3.71 GPU-hours.
+    assert figures.window_gpu_hours(15_728_640, 1178.1, 8) == pytest.approx(8 * 15_728_640 / (1178.1 * 8) / 3600)
+    assert figures.window_gpu_hours(15_728_640, 1178.1, 8) == pytest.approx(3.7086, abs=5e-5)

@@ -72,7 +72,7 @@ def precision_peak(ctx: RecipeContext) -> None:
 
 def _convention_text(convention: FlopsConvention | None) -> str:
     if convention is None:
-        return "model FLOPs per token (Megatron's convention)"
+        return "by Megatron's count of model FLOPs per token"
     return (f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
             f"{convention.sliding_windows})")
 
@@ -147,7 +147,7 @@ def superseded_model_tflops(ctx: RecipeContext) -> None:
         diff = figures.relative_difference(row.published_model_tflops_per_gpu, theirs)
         if diff > tolerance and not row.figures_disagree:
             ctx.bad(f"that document's {row.tokens_per_s_per_gpu:g} tokens/s give {theirs:.1f} TFLOP/s "
-                    f"({_convention_text(r.result.published_model_tflops_convention)}), {diff * 100:.2f}% from its "
+                    f"{_convention_text(r.result.published_model_tflops_convention)}, {diff * 100:.2f}% from its "
                     f"{row.published_model_tflops_per_gpu:g}; if the document is wrong, record it with "
                     "figures_disagree: true", *where, "published_model_tflops_per_gpu")
         elif diff <= tolerance and row.figures_disagree:
@@ -181,10 +181,11 @@ def gpu_hours(ctx: RecipeContext) -> None:
     if res.gpu_hours is None or tokens is None:
         return
     least = figures.window_gpu_hours(tokens, res.tokens_per_s_per_gpu, r.gpu.count)
-    places = figures.written_decimals(ctx.written("result", "gpu_hours") or "") or figures.decimals(res.gpu_hours)
+    written = ctx.written("result", "gpu_hours") or repr(res.gpu_hours)
+    places = figures.written_decimals(written) or figures.decimals(res.gpu_hours)
     if res.gpu_hours + 0.5 * 10 ** (-places) < least:  # fewer even before the stated figure's rounding
         seconds = tokens / (res.tokens_per_s_per_gpu * r.gpu.count)
-        ctx.bad(f"stated {res.gpu_hours} GPU-hours, fewer than the measured window alone: {tokens:,} window tokens / "
+        ctx.bad(f"stated {written} GPU-hours, fewer than the measured window alone: {tokens:,} window tokens / "
                 f"({res.tokens_per_s_per_gpu} tokens/s x {r.gpu.count} GPUs) = {seconds:,.1f} s on {r.gpu.count} "
                 f"GPUs = {least:.4f} GPU-hours", "result", "gpu_hours")
 
