@@ -113,6 +113,18 @@ class Author(_Closed):
     url: str | None = Field(default=None, description="Where the author's work is cited (URL).")
 
 
+class ContainerImage(_Closed):
+    name: str = Field(
+        description="Name of the training container image as pulled (registry/repository:tag).", min_length=1,
+        examples=["nvcr.io/nvidia/nemo:25.11"],
+    )
+    digest: str = Field(
+        description="Content digest of that image: `sha256:` and 64 lower-case hex digits, the part after `@` of "
+        "its RepoDigests entry in `docker inspect`. A tag can be pushed again; a digest names one image.",
+        pattern=r"^sha256:[0-9a-f]{64}$",
+    )
+
+
 class Stack(_Closed):
     framework: str = Field(
         description="Training framework and version; its first word selects the runner's log parser "
@@ -134,6 +146,9 @@ class Stack(_Closed):
     gpu_name: str | None = Field(default=None, description="GPU product name as the driver reports it.")
     network: str | None = Field(default=None, description="Interconnect within and between nodes.")
     source: str | None = Field(default=None, description="How these versions were established.")
+    image: ContainerImage | None = Field(
+        default=None, description="The container image the training ran in, where it ran in one: its name and digest."
+    )
 
 
 class DatasetBuild(_Closed):
