@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from generator.models import Recipe
 
@@ -186,4 +187,13 @@ def provenance(root: Path) -> dict[str, str | bool | None]:
     registry_top = _checkout(Path(root).resolve()) if Path(root).is_dir() else None
     if registry_top is None or code_top is None or Path(registry_top).resolve() != Path(code_top).resolve():
         out["registry_commit"], out["registry_dirty"] = _state(registry_top)
+    return out
+
+
+def evidence_provenance(recipe: Recipe, root: Path) -> dict[str, Any]:
+    """The evidence's `provenance`: provenance(root), and `image` ({name, digest}) where the recipe's stack states
+    the container image the training ran in (the digest names that image; its tag may since name another)."""
+    out: dict[str, Any] = dict(provenance(root))
+    if recipe.stack.image is not None:
+        out["image"] = {"name": recipe.stack.image.name, "digest": recipe.stack.image.digest}
     return out

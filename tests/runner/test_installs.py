@@ -249,3 +249,17 @@ def test_a_recipe_may_state_its_training_image_by_digest(tmp_path: Path) -> None
     # Recorded, not shown: the recipe page's stack table leaves it out (for now).
     rows = views._field_rows(loaded.recipe.stack)  # what the page's stack table lists (labels aside)
     assert rows and not any(digest in value or "radixark/miles:v0.1.0-efa" in value for _, value in rows)
+
+
+def test_evidence_provenance_records_the_stated_image(tmp_path: Path) -> None:
+    from generator.load import load_recipe
+
+    recipe = registry(tmp_path)
+    plain = load_recipe(recipe).recipe
+    assert "image" not in environment.evidence_provenance(plain, tmp_path)
+    digest = "sha256:" + "fedcba9876543210" * 4
+    recipe.write_text(recipe.read_text().replace(
+        "\nworkload:\n", f"\n  image:\n    name: example.org/train:1\n    digest: {digest}\nworkload:\n", 1))
+    got = environment.evidence_provenance(load_recipe(recipe).recipe, tmp_path)
+    assert got["image"] == {"name": "example.org/train:1", "digest": digest}
+    assert got["commit"] == _code_commit() and got["registry_commit"] is None  # tmp_path is no checkout
