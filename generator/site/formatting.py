@@ -40,6 +40,25 @@ def tokens_per_s(value: float) -> str:
     return number(value, 2)
 
 
+def short_places(value: float) -> int:
+    """Decimals a table shows: enough for three significant figures, none beyond (4612.0 -> 0, 54.31 -> 1,
+    7.254 -> 2). Tables compare rows; the card and the recipe page keep every stated decimal."""
+    magnitude = abs(value)
+    return 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+
+
+def short(value: float | None) -> str:
+    """A figure in a table at its meaningful precision: 4,612 rather than 4,612.00."""
+    return DASH if value is None else number(value, short_places(value))
+
+
+def usd_short(value: float | None) -> str:
+    """$ in a table: cents, or three significant figures below ten cents ($0.042)."""
+    if value is None:
+        return DASH
+    return f"${value:,.3f}" if abs(value) < 0.1 else f"${value:,.2f}"
+
+
 def usd(value: float | None) -> str:
     return DASH if value is None else f"${value:,.2f}"
 
@@ -162,6 +181,14 @@ def html_text(text: str) -> str:
 def fence_safe(rendered_html: str) -> str:
     """The same protection for HTML produced by markdown-it (already escaped)."""
     return _LINE_HASH.sub("&#35;", _CONTROL.sub("", rendered_html).replace("`", "&#96;").replace("~", "&#126;"))
+
+
+# Stack fields by their projects' own names (the field name otherwise, "Megatron lm" being no name at all).
+STACK_LABELS = {"framework": "Framework", "megatron_lm": "Megatron-LM", "megatron_core": "Megatron Core",
+                "megatron_bridge": "Megatron-Bridge", "transformer_engine": "Transformer Engine",
+                "pytorch": "PyTorch", "cuda": "CUDA", "nccl": "NCCL", "driver": "NVIDIA driver", "deepep": "DeepEP",
+                "python": "Python", "attention_backend": "Attention backend", "gpu_name": "GPU name",
+                "network": "Network", "source": "Source"}
 
 
 def framework_name(framework: str) -> str:

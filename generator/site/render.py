@@ -71,6 +71,10 @@ def environment() -> jinja2.Environment:
     )
 
 
+# Pages built around a recipe table: no sidebars (the tabs navigate), so every figure column fits at 1400 px.
+DATA_PAGE = ["navigation", "toc"]
+
+
 def _markdown(title: str, body: str, hide: list[str] | None = None) -> str:
     meta: dict[str, Any] = {"title": fmt.plain_title(title)}
     if hide:
@@ -154,7 +158,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "results": views.result_rows(loaded, cat),
         "layout": views.layout_rows(loaded),
         "stages": views.pipeline_stages(loaded, cat),
-        "stack": views._field_rows(r.stack),
+        "stack": views._field_rows(r.stack, fmt.STACK_LABELS),
         "workload": views.workload_rows(loaded),
         "correctness": views.correctness(loaded),
         "patches": [{"file": p.file, "sha256": p.sha256, "description": p.description} for p in r.patches],
@@ -219,7 +223,8 @@ class _Render:
         template = self.env.get_template("recipe_row.html.j2")
         html = [_MEMO.get(("row_html", self.keys[loaded.id], page, *flags.values()),
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
-        return {"id": table_id, "rows_html": html, "count": len(html), **flags}
+        return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
+                **flags}
 
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
@@ -252,7 +257,7 @@ def _home(run: _Render) -> Page:
               "verified": sum(x.recipe.status.value == "verified" for x in recipes)}
     body = run.env.get_template("home.md.j2").render(counts=counts, per_model=per_model, latest=latest,
                                                  downloads=_download_links("index.md"))
-    return Page(_markdown("OpenRecipes", body), "OpenRecipes", in_nav=True)
+    return Page(_markdown("OpenRecipes", body, hide=DATA_PAGE), "OpenRecipes", in_nav=True)
 
 
 def _download_links(page: str) -> list[dict[str, str]]:
@@ -268,7 +273,7 @@ def _all_recipes(run: _Render) -> Page:
     body = run.env.get_template("recipes.md.j2").render(
         table=run.table(recipes, "recipes.md", "or-recipes"), filters=views.filter_options(rows),
         downloads=_download_links("recipes.md"))
-    return Page(_markdown("All recipes", body, hide=["navigation", "toc"]), "All recipes", in_nav=True)
+    return Page(_markdown("All recipes", body, hide=DATA_PAGE), "All recipes", in_nav=True)
 
 
 def _group_pages(run: _Render) -> dict[str, Page]:
@@ -294,7 +299,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model)), all_href=views.href(src, "recipes.md"))
-        pages[src] = Page(_markdown(model, body), fmt.plain_title(model))
+        pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
         heading="Models", items=index_rows)), "Models", in_nav=True)
@@ -309,7 +314,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
-        pages[src] = Page(_markdown(gpu_type, body), fmt.plain_title(gpu_type))
+        pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
     pages["gpus/index.md"] = Page(_markdown("GPUs", env.get_template("list.md.j2").render(
         heading="GPU types", items=index_rows)), "GPUs", in_nav=True)

@@ -313,7 +313,9 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
     pub = r.publication
     return {
         "href": href(page, recipe_src(loaded)),
+        "id": loaded.id,
         "name": loaded.id.split("/")[-1],
+        "short_name": compact_name(loaded),
         "model": r.model,
         "model_href": href(page, model_src(catalog, r.model)),
         "gpu_type": r.gpu.type,
@@ -325,19 +327,30 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "origin": ORIGIN_PUBLISHED if is_reported(loaded) else ORIGIN_MEASURED,
         "source_href": fmt.safe_url(pub.url) if pub else None,
         "release": (pub.release or "") if pub else "",
-        "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "0",
+        # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; openrecipes.js).
+        "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "",
+        "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
         "framework": fmt.framework_name(r.stack.framework),
-        "tokens": fmt.tokens_per_s(f.tokens_per_s),
+        "tokens": fmt.short(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
-        "usd": fmt.usd(f.usd),
-        "usd_sort": repr(f.usd) if f.usd is not None else "1e12",
+        "usd": fmt.usd_short(f.usd),
+        "usd_sort": repr(f.usd) if f.usd is not None else "",
         "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak),
-        "mfu_sort": repr(f.mfu) if f.mfu is not None else "-1",
-        "cv": fmt.percent_value(f.cv),
-        "cv_sort": repr(f.cv) if f.cv is not None else "1e12",
+        "mfu_sort": repr(f.mfu) if f.mfu is not None else "",
+        "cv": fmt.percent_value(f.cv, 1),
+        "cv_sort": repr(f.cv) if f.cv is not None else "",
         "measured": fmt.date(r.result.measured),
-        "measured_sort": r.result.measured.isoformat() if r.result.measured else "0000-00-00",
+        "measured_sort": r.result.measured.isoformat() if r.result.measured else "",
     }
+
+
+def compact_name(loaded: LoadedRecipe) -> str:
+    """A recipe's name without what its row's other columns already say (GPU type, GPU count, "dgx"):
+    'mb-25.09-dgx-gb200-256gpu-fp8-cs-tokendrop' -> 'mb-25.09-fp8-cs-tokendrop'. The full id is the link's title."""
+    r = loaded.recipe
+    said = {"dgx", slug(r.gpu.type), f"{r.gpu.count}gpu"}
+    words = [w for w in loaded.id.split("/")[-1].split("-") if w.lower() not in said]
+    return "-".join(words) or loaded.id.split("/")[-1]
 
 
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,13 +1,64 @@
-/* OpenRecipes: sortable and filterable recipe tables, per-model charts.
+/* OpenRecipes: sortable and filterable recipe tables, per-model charts (no library but Chart.js).
    Runs on every page view, including Material's instant navigation (document$). */
 (function () {
   "use strict";
+
+  // Sorting. The served order is kept on load (the header it follows carries aria-sort); the first click on a
+  // header sorts best-first (data-or-best: "desc" for tokens/s and MFU, "asc" for $ and CV), a second click
+  // reverses; rows without a value (data-sort="") stay last in both directions. One header is marked at a time.
+  // Listeners on the table hear "or:sorted" after each sort (the filters re-show their rows).
+  function sortKey(cell, kind) {
+    if (!cell) return null;
+    var raw = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
+    if (raw === "" || raw === "\u2013") return null;
+    if (kind === "number") {
+      var n = parseFloat(raw);
+      return isNaN(n) ? null : n;
+    }
+    return raw.toLowerCase();
+  }
+
+  function sortRows(table, th, direction) {
+    var index = Array.prototype.indexOf.call(th.parentNode.children, th);
+    var kind = th.dataset.orKind || "text";
+    var body = table.tBodies[0];
+    var sign = direction === "descending" ? -1 : 1;
+    var keyed = Array.prototype.map.call(body.rows, function (row, i) {
+      return { row: row, key: sortKey(row.cells[index], kind), i: i };
+    });
+    keyed.sort(function (a, b) {
+      if (a.key === null || b.key === null) {
+        if (a.key === b.key) return a.i - b.i;
+        return a.key === null ? 1 : -1;  // unknown last, whichever the direction
+      }
+      if (a.key < b.key) return -sign;
+      if (a.key > b.key) return sign;
+      return a.i - b.i;
+    });
+    table.querySelectorAll("thead th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", direction);
+    table.dispatchEvent(new CustomEvent("or:beforesort"));
+    var fragment = document.createDocumentFragment();
+    keyed.forEach(function (k) { fragment.appendChild(k.row); });
+    body.appendChild(fragment);
+    table.dispatchEvent(new CustomEvent("or:sorted"));
+  }
+
+  function nextDirection(th) {
+    var best = th.dataset.orBest === "desc" ? "descending" : "ascending";
+    var current = th.getAttribute("aria-sort");
+    if (!current) return best;
+    return current === "descending" ? "ascending" : "descending";
+  }
 
   function initSort(root) {
     root.querySelectorAll("table.or-sortable").forEach(function (table) {
       if (table.dataset.orSortReady) return;
       table.dataset.orSortReady = "1";
-      new Tablesort(table, { descending: true });
+      table.querySelectorAll("thead th[data-or-sort]").forEach(function (th) {
+        // On the whole cell: the button inside makes it reachable by keyboard, and its click bubbles here.
+        th.addEventListener("click", function () { sortRows(table, th, nextDirection(th)); });
+      });
     });
   }
 
@@ -91,12 +142,12 @@
       selects.forEach(function (s) { s.addEventListener("change", refilter); });
       if (text) text.addEventListener("input", refilter);
       button.addEventListener("click", function () { showAll = true; apply(); });
-      // tablesort re-appends every row: hidden rows cost it no layout, so hide them all first; afterwards the
+      // A sort re-appends every row: hidden rows cost it no layout, so hide them all first; afterwards the
       // rows shown are the first matches in the new order.
-      table.addEventListener("beforeSort", function () {
+      table.addEventListener("or:beforesort", function () {
         rows.forEach(function (row) { if (!row.hidden) row.hidden = true; });
       });
-      table.addEventListener("afterSort", function () {
+      table.addEventListener("or:sorted", function () {
         rows = Array.prototype.slice.call(body.rows);
         apply();
       });
@@ -184,7 +235,7 @@
   }
 
   function init() {
-    initFilters(document);  // before tablesort's first sort, so that it sorts mostly hidden rows
+    initFilters(document);
     initSort(document);
     initCharts(document);
   }

@@ -153,7 +153,7 @@ def test_dirty_serve_rebuilds_the_changed_pages_and_keeps_the_whole_search_index
         _replace(project / f"recipes/{RECIPE}.yaml", "name: synthetic fast", "name: synthetic faster author")
         _replace(project / f"recipes/{RECIPE}.yaml", "tokens_per_s_per_gpu: 1500.5", "tokens_per_s_per_gpu: 4321.5")
         _wait_for(page, "4,321.50", log_path)
-        _wait_for(base + "recipes/", "4,321.50", log_path)
+        _wait_for(base + "recipes/", "4,322", log_path)  # tables show tokens/s at their meaningful precision
         deadline = time.monotonic() + 60
         while True:  # the index is written at the end of the rebuild that served the page
             after = _search_docs(base)

@@ -1,0 +1,225 @@
+"""Issue 17 in Chromium, on the committed registry (every recipe): figures in view, sorting, test hooks, the recipe
+page's hierarchy, the fixes, accessibility. Each test names the issue item it covers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from sitehelpers import committed_registry, mkdocs_build, site_project
+from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+
+from generator.registry import load_registry
+from generator.site import formatting as fmt
+from generator.site import views
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
+REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
+DATA_PAGES = ["", "recipes/", "models/deepseek-v3/", "models/gemma-4-31b/", "gpus/h100/", "gpus/gb200/"]
+FIGURE_COLS = ("tokens", "usd", "mfu")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("v2")
+    registry = committed_registry(tmp / "reg")
+    result = mkdocs_build(site_project(tmp, registry), tmp / "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return registry, tmp / "out"
+
+
+@pytest.fixture(scope="module")
+def registry(built: tuple[Path, Path]):  # noqa: ANN201
+    return load_registry(built[0])
+
+
+@pytest.fixture(scope="module")
+def site(built: tuple[Path, Path]):  # noqa: ANN201
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(built[1])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(base, timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield base
+    server.terminate()
+    server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():  # noqa: ANN201
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser, site: str, width: int, height: int = 900, scheme: str = "light"):  # noqa: ANN001, ANN202
+    context = browser.new_context(base_url=site, viewport={"width": width, "height": height}, color_scheme=scheme)
+    pg = context.new_page()
+    watch = Watch(site)
+    watch.attach(context, pg)
+    pg.watch = watch
+    return context, pg
+
+
+@pytest.fixture
+def wide(browser, site):  # noqa: ANN001, ANN201
+    context, pg = _page(browser, site, 1400)
+    yield pg
+    context.close()
+    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+
+
+@pytest.fixture
+def phone(browser, site):  # noqa: ANN001, ANN201
+    context, pg = _page(browser, site, 390, 844)
+    yield pg
+    context.close()
+    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+
+
+def _show_all(page) -> None:  # noqa: ANN001
+    button = page.locator("button[data-or-show-all]")
+    if button.count() and button.is_visible():
+        button.click()
+    page.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached")
+
+
+def _column(page, table: str, key: str, attr: str = "data-sort") -> list[str]:  # noqa: ANN001
+    """A column's values (by its header's data-or-sort key) over the table's shown rows, top to bottom."""
+    return page.evaluate("""([table, key, attr]) => {
+        const t = document.querySelector(table);
+        const i = [...t.tHead.rows[0].cells].findIndex(th => th.dataset.orSort === key);
+        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => attr ? r.cells[i].getAttribute(attr)
+                                                                              : r.cells[i].innerText.trim());
+    }""", [table, key, attr])
+
+
+# Item 1: figures in view.
+
+def test_item1_every_figure_column_in_view_at_1400(wide) -> None:  # noqa: ANN001
+    for url in DATA_PAGES:
+        wide.goto(url)
+        tables = wide.locator("table.or-sortable")
+        assert tables.count() >= 1, url
+        for i in range(tables.count()):
+            box = tables.nth(i).evaluate("""t => ({right: t.getBoundingClientRect().right,
+                cols: [...t.querySelectorAll('th[data-or-sort]')].map(th => th.getBoundingClientRect().right),
+                view: document.documentElement.clientWidth,
+                wrap: t.parentElement.scrollWidth - t.parentElement.clientWidth})""")
+            assert box["wrap"] <= 0 and box["right"] <= box["view"], (url, box)
+            assert all(right <= box["view"] for right in box["cols"]), (url, box)
+
+
+def test_item1_rows_are_one_line_with_compact_names(wide, registry) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    _show_all(wide)
+    rows = wide.evaluate("""() => [...document.querySelectorAll('#or-recipes tbody tr')].map(r => ({
+        id: r.dataset.orRecipe, height: r.getBoundingClientRect().height,
+        line: parseFloat(getComputedStyle(r.cells[0]).lineHeight),
+        title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim()}))""")
+    assert len(rows) == len(registry.recipes)
+    by_id = {x.id: x for x in registry.recipes}
+    for row in rows:
+        # One line of text plus padding: no cell wraps (names are cut with an ellipsis, never broken mid-word).
+        assert row["height"] < 2 * row["line"], row
+        assert row["title"] == row["id"], row
+        assert row["name"] == views.compact_name(by_id[row["id"]]), row
+    # The page of the recipe carries its full id.
+    wide.goto(f"recipes/{REF_ID}/")
+    assert REF_ID in wide.locator("body").inner_text()
+
+
+def test_item1_figures_at_meaningful_precision_from_python(wide, registry) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    _show_all(wide)
+    cells = wide.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#or-recipes tbody tr')].map(r =>
+        [r.dataset.orRecipe, ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())]))""")
+    assert len(cells) == len(registry.recipes)
+    for loaded in registry.recipes:
+        f = views.recipe_figures(loaded, registry.catalog)
+        tokens, usd, mfu = cells[loaded.id]
+        assert tokens == fmt.short(f.tokens_per_s), loaded.id
+        assert usd == fmt.usd_short(f.usd), loaded.id
+        assert mfu == fmt.mfu_cell(f.mfu, f.mfu_peak), loaded.id
+        assert not tokens.endswith(".00"), loaded.id
+
+
+def test_item1_headers_stick_while_scrolling(wide) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    header = wide.locator("#or-recipes thead th").first
+    start = header.bounding_box()["y"]
+    wide.mouse.wheel(0, 1500)
+    wide.wait_for_timeout(200)
+    assert wide.evaluate("window.scrollY") > 1000
+    y = header.bounding_box()["y"]
+    assert start > 200 and 0 <= y <= 80, (start, y)
+
+
+def test_item1_stack_fields_by_their_proper_names(wide) -> None:  # noqa: ANN001
+    wide.goto(f"recipes/{REF_ID}/")
+    labels = wide.eval_on_selector_all("#stack ~ .or-section th, #stack + * th, details th",
+                                       "els => els.map(e => e.innerText.trim())")
+    for name in ("PyTorch", "CUDA", "NCCL", "DeepEP", "Megatron-LM", "Megatron-Bridge", "Transformer Engine"):
+        assert name in labels, labels
+    for bad in ("Pytorch", "Cuda", "Nccl", "Deepep", "Megatron lm"):
+        assert bad not in labels
+
+
+# Item 3: sorting right.
+
+def test_item3_served_order_kept_and_one_header_marked(wide) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    _show_all(wide)
+    tokens = [float(v) for v in _column(wide, "#or-recipes", "tokens")]
+    assert tokens == sorted(tokens, reverse=True)
+    marked = wide.eval_on_selector_all("#or-recipes th[aria-sort]",
+                                       "els => els.map(e => [e.dataset.orSort, e.getAttribute('aria-sort')])")
+    assert marked == [["tokens", "descending"]]
+
+
+@pytest.mark.parametrize(("key", "best"), [("usd", "ascending"), ("mfu", "descending"), ("cv", "ascending"),
+                                           ("tokens", "descending")])
+def test_item3_first_click_best_first_unknown_last(wide, key: str, best: str) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    _show_all(wide)
+    header = wide.locator(f"#or-recipes th[data-or-sort={key}] button")
+    if key == "tokens":  # already sorted best-first: another column first, so that the click is a first click
+        wide.locator("#or-recipes th[data-or-sort=name] button").click()
+    for direction in (best, "descending" if best == "ascending" else "ascending"):
+        header.click()
+        _show_all(wide)
+        values = _column(wide, "#or-recipes", key)
+        known = [float(v) for v in values if v != ""]
+        assert known and values[: len(known)] == [v for v in values if v != ""], "unknown values must come last"
+        assert known == sorted(known, reverse=direction == "descending"), (key, direction)
+        marked = wide.eval_on_selector_all("#or-recipes th[aria-sort]", "els => els.map(e => e.dataset.orSort)")
+        assert marked == [key]
+        assert wide.locator(f"#or-recipes th[data-or-sort={key}]").get_attribute("aria-sort") == direction
+
+
+# Item 11: test hooks.
+
+def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # noqa: ANN001
+    ids = {x.id for x in registry.recipes}
+    wide.goto("recipes/")
+    rows = wide.eval_on_selector_all("#or-recipes tbody tr", """els => els.map(r => [r.dataset.orRecipe,
+        ['tokens', 'usd', 'mfu'].map(c => r.querySelectorAll(`td[data-or-col="${c}"]`).length)])""")
+    assert {r[0] for r in rows} == ids and len(rows) == len(ids)
+    assert all(counts == [1, 1, 1] for _, counts in rows)
+    for url in DATA_PAGES[2:]:
+        wide.goto(url)
+        found = wide.eval_on_selector_all("table.or-sortable tbody tr", "els => els.map(r => r.dataset.orRecipe)")
+        assert found and set(found) <= ids
+        assert wide.locator("table.or-sortable tbody tr td[data-or-col=tokens]").count() == len(found)
