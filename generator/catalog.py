@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from generator.load import read_yaml, validation_problems
-from generator.models import Date
+from generator.models import MAX_COUNT, MAX_LAYERS, MAX_PARAMS, Date, UrlThenNote
 from generator.problems import InputError, Problem
 
 
@@ -17,7 +17,13 @@ class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-PositiveFlops = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# Bounds far above any real model or GPU, so that generator/figures never multiplies its way past a float.
+MAX_WIDTH = 10_000_000  # hidden, FFN and latent sizes
+MAX_HEADS = 100_000  # heads, head dimensions, experts
+MAX_VOCAB = 100_000_000
+MAX_PEAK_FLOPS = 1e18  # FLOP/s of one GPU
+MAX_USD_PER_HOUR = 1e6
+PositiveFlops = Annotated[float, Field(gt=0, le=MAX_PEAK_FLOPS, allow_inf_nan=False)]
 
 
 class PeakFlops(_Closed):
@@ -28,67 +34,73 @@ class PeakFlops(_Closed):
 
 class GpuSpec(_Closed):
     name: str = Field(description="Full product name.")
-    memory_gb: int = Field(description="Memory, in GB.", gt=0)
+    memory_gb: int = Field(description="Memory, in GB.", gt=0, le=4096)
     peak_flops: PeakFlops = Field(description="Dense (no sparsity) peak rates, in FLOP/s.")
     nvml_names: list[str] = Field(default_factory=list, description="Names NVML reports for this GPU.")
-    source: str = Field(description="Datasheet the figures come from (URL).")
+    source: UrlThenNote = Field(description="Datasheet the figures come from: an http(s) URL (a note may follow "
+                                "after a space).")
     date: Date = Field(description="Date the source was read (YYYY-MM-DD).")
 
 
 class Instance(_Closed):
     provider: str = Field(description="Cloud provider.")
     gpu_type: str = Field(description="GPU type, a key of catalog/gpus.yaml.")
-    gpu_count: int = Field(description="GPUs per instance.", gt=0)
-    usd_per_hour: float = Field(description="On-demand price, in USD per hour.", gt=0, allow_inf_nan=False)
+    gpu_count: int = Field(description="GPUs per instance.", gt=0, le=1024)
+    usd_per_hour: float = Field(description="On-demand price, in USD per hour.", gt=0, le=MAX_USD_PER_HOUR,
+                               allow_inf_nan=False)
     region: str | None = Field(default=None, description="Region the price is for.")
     source: str = Field(description="Where the price comes from (URL or document).")
     date: Date = Field(description="Date the price was read (YYYY-MM-DD).")
 
 
 class AttentionKind(_Closed):
-    kv_heads: int = Field(description="Key-value heads (groups).", gt=0)
-    head_dim: int = Field(description="Head dimension.", gt=0)
-    window: int | None = Field(default=None, description="Sliding window, in tokens (null: global).", gt=0)
+    kv_heads: int = Field(description="Key-value heads (groups).", gt=0, le=MAX_HEADS)
+    head_dim: int = Field(description="Head dimension.", gt=0, le=MAX_HEADS)
+    window: int | None = Field(default=None, description="Sliding window, in tokens (null: global).", gt=0,
+                               le=MAX_COUNT)
     shared_kv: bool = Field(default=False, description="Keys and values come from one shared projection.")
 
 
 class MoE(_Closed):
-    experts: int = Field(description="Routed experts per MoE layer.", gt=0)
-    top_k: int = Field(description="Routed experts each token is sent to.", gt=0)
-    ffn_hidden_size: int = Field(description="FFN hidden size of one routed expert.", gt=0)
+    experts: int = Field(description="Routed experts per MoE layer.", gt=0, le=MAX_HEADS)
+    top_k: int = Field(description="Routed experts each token is sent to.", gt=0, le=MAX_HEADS)
+    ffn_hidden_size: int = Field(description="FFN hidden size of one routed expert.", gt=0, le=MAX_WIDTH)
     shared_ffn_hidden_size: int = Field(
-        default=0, description="FFN hidden size of the shared experts together (0: none).", ge=0
+        default=0, description="FFN hidden size of the shared experts together (0: none).", ge=0, le=MAX_WIDTH
     )
     dense_layers: int = Field(
         default=0, description="Leading decoder layers with a dense FFN (of ffn_hidden_size) in place of experts.",
-        ge=0,
+        ge=0, le=MAX_LAYERS,
     )
     router_bias: bool = Field(default=False, description="The router's linear layer carries a bias.")
 
 
 class MLA(_Closed):
-    q_lora_rank: int | None = Field(description="Query down-projection rank (null: a full query projection).", gt=0)
-    kv_lora_rank: int = Field(description="Key-value latent rank.", gt=0)
-    qk_head_dim: int = Field(description="Query-key head dimension without RoPE.", gt=0)
-    qk_rope_head_dim: int = Field(description="Query-key RoPE head dimension (the key part is shared by heads).", gt=0)
-    v_head_dim: int = Field(description="Value head dimension.", gt=0)
+    q_lora_rank: int | None = Field(description="Query down-projection rank (null: a full query projection).", gt=0,
+                                     le=MAX_WIDTH)
+    kv_lora_rank: int = Field(description="Key-value latent rank.", gt=0, le=MAX_WIDTH)
+    qk_head_dim: int = Field(description="Query-key head dimension without RoPE.", gt=0, le=MAX_HEADS)
+    qk_rope_head_dim: int = Field(description="Query-key RoPE head dimension (the key part is shared by heads).", gt=0,
+                                  le=MAX_HEADS)
+    v_head_dim: int = Field(description="Value head dimension.", gt=0, le=MAX_HEADS)
 
 
 class Architecture(_Closed):
-    layers: int = Field(description="Decoder layers.", gt=0)
-    hidden_size: int = Field(description="Hidden size.", gt=0)
-    ffn_hidden_size: int = Field(description="FFN hidden size.", gt=0)
+    layers: int = Field(description="Decoder layers.", gt=0, le=MAX_LAYERS)
+    hidden_size: int = Field(description="Hidden size.", gt=0, le=MAX_WIDTH)
+    ffn_hidden_size: int = Field(description="FFN hidden size.", gt=0, le=MAX_WIDTH)
     gated_ffn: bool = Field(default=True, description="SwiGLU-style gated FFN (3 matrices) or plain (2).")
-    attention_heads: int = Field(description="Query heads.", gt=0)
+    attention_heads: int = Field(description="Query heads.", gt=0, le=MAX_HEADS)
     attention: dict[str, AttentionKind] = Field(description="Attention kinds by name (e.g. global, sliding).")
     layer_pattern: list[str] = Field(
         description="Attention kind of each layer, repeated cyclically over the layers.", min_length=1
     )
-    vocab_size: int = Field(description="Vocabulary size (padded).", gt=0)
+    vocab_size: int = Field(description="Vocabulary size (padded).", gt=0, le=MAX_VOCAB)
     tied_embeddings: bool = Field(description="Input and output embeddings are one matrix.")
     qk_norm: bool = Field(default=False, description="RMSNorm on queries and keys (per head dim).")
-    norm_eps: float = Field(default=1e-6, description="RMSNorm epsilon.", gt=0)
-    rope_base: float = Field(default=10000.0, description="RoPE base frequency.", gt=0)
+    norm_eps: float = Field(default=1e-6, description="RMSNorm epsilon.", gt=0, le=1, allow_inf_nan=False)
+    rope_base: float = Field(default=10000.0, description="RoPE base frequency.", gt=0, le=1e12,
+                            allow_inf_nan=False)
     linear_bias: bool = Field(default=False, description="Linear layers carry biases.")
     attention_sinks: bool | None = Field(
         default=None, description="One learned attention-sink logit per query head and layer (GPT-OSS)."
@@ -96,12 +108,13 @@ class Architecture(_Closed):
     moe: MoE | None = Field(default=None, description="Mixture-of-experts FFN (null: dense model).")
     mla: MLA | None = Field(default=None, description="Multi-latent attention (null: multi-head or grouped-query).")
     mtp_layers: int | None = Field(
-        default=None, description="Multi-token-prediction layers of the model (DeepSeek-V3: 1); null: none.", ge=0
+        default=None, description="Multi-token-prediction layers of the model (DeepSeek-V3: 1); null: none.", ge=0,
+        le=MAX_LAYERS,
     )
 
 
 class ActiveParamsFact(_Closed):
-    count: int = Field(description="Active parameters per token N.", gt=0)
+    count: int = Field(description="Active parameters per token N.", gt=0, le=MAX_PARAMS)
     includes_norms: bool = Field(description="Whether N counts the norm gains.")
     source: str = Field(description="Where N is stated.")
 
@@ -114,7 +127,7 @@ class ModelCard(_Closed):
     active_params: ActiveParamsFact = Field(description="N, active parameters per token.")
     total_params: int | None = Field(
         default=None, description="All parameters (for MoE every expert) under active_params' norm convention; "
-        "null: the same as N (dense).", gt=0
+        "null: the same as N (dense).", gt=0, le=MAX_PARAMS
     )
     source: str = Field(description="Where the architecture facts come from.")
     date: Date = Field(description="Date the facts were read (YYYY-MM-DD).")

@@ -285,7 +285,7 @@ class _Builder:
             self._problem(key_node, where, "keys must be plain strings (no tags or anchors)")
             return None
         key = key_node.value
-        core = _core_value(key) if key_node.style is None else key
+        core = _core_value(key) if not key_node.style else key
         if key_node.tag != _STR_TAG or not isinstance(core, str):
             reading = _A_KIND.get(key_node.tag, key_node.tag) if key_node.tag != _STR_TAG else _describe(core)
             self._problem(key_node, (*where, key), f"a key must be text, and YAML reads {key!r} as {reading}; "
@@ -302,12 +302,12 @@ class _Builder:
         if anchored:
             self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
             return None
-        if tag == _STR_TAG and (node.style is not None or node.value[:1] not in _CORE_NON_TEXT_START):
+        if tag == _STR_TAG and (node.style or node.value[:1] not in _CORE_NON_TEXT_START):
             return node.value  # text to every reader: the common case, decided without a regular expression
         value = self._construct(node, where)
         if value is _NOT_CORE or tag == _STR_TAG and tagged:
             return None if value is _NOT_CORE else value
-        if node.style is None or tagged:
+        if not node.style or tagged:  # plain: libyaml says "", PyYAML None
             self._compare_with_core(node, where, value, tag if tagged else None)
         return value
 
@@ -496,7 +496,9 @@ def validation_problems(doc: YamlDocument, model: type[BaseModel], exc: Validati
         if loc in doc.unbuilt:
             continue  # the reader already said why this value could not be built
         message = _message(err)
-        if err["type"] == "extra_forbidden":
+        if err["loc"][-1:] == ("[key]",):  # a mapping's key is wrong, not its value: point at the key
+            pos = doc.key_positions.get(loc) or doc.positions.get(loc)
+        elif err["type"] == "extra_forbidden":
             owner = _model_at(model, loc)
             if owner is not None:
                 close = difflib.get_close_matches(str(loc[-1]), list(owner.model_fields), n=1)

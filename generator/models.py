@@ -8,10 +8,11 @@ becoming a number) and closed (``extra="forbid"``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 SCHEMA_VERSION = 1
 
@@ -37,6 +38,67 @@ Date = Annotated[
 
 def _finite(**kwargs: Any) -> Any:
     return Field(allow_inf_nan=False, **kwargs)
+
+
+# Upper bounds of counts and figures: generous for any real run, and far below where a product of several of them
+# could overflow a float inside generator/figures (a count of 1e309 would); a value past one is a problem naming it.
+MAX_PARALLEL = 1_000_000  # GPUs, and any parallel size
+MAX_COUNT = 10**9  # rows, steps, micro-batches, runs, tokens per GPU, a line number
+MAX_LAYERS = 100_000
+MAX_TOKENS = 10**18  # tokens in a window or a data set
+MAX_PARAMS = 10**15  # parameters of a model
+MAX_BYTES = 10**15
+MAX_TFLOPS = 1e6  # TFLOP/s per GPU
+MAX_GPU_HOURS = 1e9
+MAX_LOSS = 1e6
+
+# An environment variable name the site and the runner may put in `export NAME=...`: a shell identifier, so a key
+# such as 'A; touch /tmp/x #' is a problem, never a command.
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# An http(s) URL with a host (no userinfo, no whitespace, printable ASCII): never javascript:, data: or file:.
+URL_PATTERN = r"^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?(?:[/?#][!-~]*)?$"
+# A text that is either no URL at all (a hub id, a path, words) or starts with an http(s) URL; a scheme other
+# than http(s) ('javascript:', 'file:') is a problem. 'note: ...' (a colon and a space) is words, not a scheme.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S")
+_URL = re.compile(URL_PATTERN[:-1])  # without '$': fullmatch for a URL, match for a URL that a note follows
+
+
+def _env_name(value: str) -> str:
+    if not re.fullmatch(ENV_NAME_PATTERN[1:-1], value):
+        raise ValueError("an environment variable name must be a shell identifier ([A-Za-z_][A-Za-z0-9_]*)")
+    return value
+
+
+def _http_url(value: str) -> str:
+    if not _URL.fullmatch(value):
+        raise ValueError("must be an http(s) URL with a host (e.g. https://example.org/page)")
+    return value
+
+
+def _url_then_note(value: str) -> str:
+    match = _URL.match(value)
+    if match is None or match.end() < len(value) and not value[match.end()].isspace():
+        raise ValueError("must start with an http(s) URL with a host; a note may follow after a space")
+    return value
+
+
+def _url_if_any(value: str) -> str:
+    if _SCHEME.match(value):
+        return _url_then_note(value)
+    return value
+
+
+EnvName = Annotated[str, AfterValidator(_env_name)]
+HttpUrl = Annotated[str, AfterValidator(_http_url), WithJsonSchema({"type": "string", "pattern": URL_PATTERN})]
+UrlThenNote = Annotated[
+    str, AfterValidator(_url_then_note),
+    WithJsonSchema({"type": "string", "pattern": URL_PATTERN[:-1] + r"(?:\s[\s\S]*)?$"}),
+]
+# For jsonschema: no scheme at all, or an http(s) URL first (Python's re, as jsonschema uses, has the lookahead).
+UrlOrText = Annotated[
+    str, AfterValidator(_url_if_any),
+    WithJsonSchema({"type": "string", "pattern": r"^(?![A-Za-z][A-Za-z0-9+.-]*:\S)|" + URL_PATTERN[:-1] + r"(?:\s|$)"}),
+]
 
 
 class _Closed(BaseModel):
@@ -98,7 +160,7 @@ class Gpu(_Closed):
         min_length=1,
     )
     memory_gb: int = Field(description="Memory per GPU, in GB.", gt=0, le=4096, examples=[80])
-    count: int = Field(description="Number of GPUs the recipe runs on, in GPUs.", gt=0, le=1_000_000)
+    count: int = Field(description="Number of GPUs the recipe runs on, in GPUs.", gt=0, le=MAX_PARALLEL)
     per_node: int = Field(description="GPUs per node, in GPUs; must divide `count`.", gt=0, le=1024)
     instance: str | None = Field(
         default=None,
@@ -110,7 +172,7 @@ class Gpu(_Closed):
 
 class Author(_Closed):
     name: str = Field(description="Who contributed or published the recipe.", min_length=1)
-    url: str | None = Field(default=None, description="Where the author's work is cited (URL).")
+    url: HttpUrl | None = Field(default=None, description="Where the author's work is cited (an http(s) URL).")
 
 
 class ContainerImage(_Closed):
@@ -155,10 +217,11 @@ class DatasetBuild(_Closed):
     name: str = Field(description="Name of the built, tokenized row set.")
     tokenizer: str | None = Field(default=None, description="Tokenizer, revision and hashes.")
     loss_mask: str | None = Field(default=None, description="Loss-mask convention.")
-    rows: int | None = Field(default=None, description="Rows built, in rows.", gt=0)
-    row_tokens: int | None = Field(default=None, description="Tokens per row, in tokens.", gt=0)
-    padding_tokens: int | None = Field(default=None, description="Padding tokens in the build, in tokens.", ge=0)
-    seed: int | None = Field(default=None, description="Seed of the build's permutation.")
+    rows: int | None = Field(default=None, description="Rows built, in rows.", gt=0, le=MAX_TOKENS)
+    row_tokens: int | None = Field(default=None, description="Tokens per row, in tokens.", gt=0, le=10_000_000)
+    padding_tokens: int | None = Field(default=None, description="Padding tokens in the build, in tokens.", ge=0,
+                                       le=MAX_TOKENS)
+    seed: int | None = Field(default=None, description="Seed of the build's permutation.", ge=-(2**63), le=2**64 - 1)
     packing: str | None = Field(default=None, description="How source documents became rows.")
     supervised_token_ratio: float | None = _finite(
         default=None, description="Fraction of tokens with a loss target (0-1).", ge=0, le=1
@@ -166,13 +229,16 @@ class DatasetBuild(_Closed):
     parquet_sha256: str | None = Field(
         default=None, description="SHA-256 of the built parquet file (hex).", pattern=r"^[0-9a-f]{64}$"
     )
-    parquet_bytes: int | None = Field(default=None, description="Size of the built parquet file, in bytes.", gt=0)
+    parquet_bytes: int | None = Field(default=None, description="Size of the built parquet file, in bytes.", gt=0,
+                                       le=MAX_BYTES)
     builder: str | None = Field(default=None, description="Script and options that built the rows.")
 
 
 class Dataset(_Closed):
     name: str = Field(description="Data set name (or 'synthetic tokens').")
-    source: str | None = Field(default=None, description="Where the data comes from (hub id or URL).")
+    source: UrlOrText | None = Field(
+        default=None, description="Where the data comes from: a hub id, or an http(s) URL (a note may follow)."
+    )
     revision: str | None = Field(default=None, description="Revision (commit) of the source.")
     license: str | None = Field(default=None, description="License of the data.")
     rows_sha256: str | None = Field(
@@ -184,20 +250,21 @@ class Dataset(_Closed):
 class Workload(_Closed):
     row_tokens: int = Field(description="Tokens per row (sequence length), in tokens.", gt=0, le=10_000_000)
     rows: str = Field(description="What a row holds (e.g. 'SFT conversations', 'synthetic tokens').")
-    global_batch: int = Field(description="Rows per optimizer step, in rows.", gt=0)
+    global_batch: int = Field(description="Rows per optimizer step, in rows.", gt=0, le=MAX_COUNT)
     precision: Precision = Field(strict=False, description="Compute precision of the matrix products.")
     dataset: Dataset | None = Field(default=None, description="Data provenance.")
 
 
 class LayerSplit(_Closed):
-    first: int = Field(description="Decoder layers on the first pipeline stage, in layers.", gt=0)
-    last: int = Field(description="Decoder layers on the last pipeline stage, in layers.", gt=0)
+    first: int = Field(description="Decoder layers on the first pipeline stage, in layers.", gt=0, le=MAX_LAYERS)
+    last: int = Field(description="Decoder layers on the last pipeline stage, in layers.", gt=0, le=MAX_LAYERS)
 
 
 class Recompute(_Closed):
     granularity: RecomputeGranularity = Field(strict=False, description="Activation recompute granularity.")
     method: RecomputeMethod | None = Field(strict=False, default=None, description="Full-recompute method (uniform, block).")
-    num_layers: int | None = Field(default=None, description="Layers recomputed per chunk, in layers.", gt=0)
+    num_layers: int | None = Field(default=None, description="Layers recomputed per chunk, in layers.", gt=0,
+                                      le=MAX_LAYERS)
     modules: list[str] | None = Field(default=None, description="Modules recomputed under selective recompute.")
 
 
@@ -212,29 +279,31 @@ class Layout(_Closed):
     label: str = Field(description="Short layout label (e.g. 'TP2 PP4 DP1').", min_length=1)
     summary: str = Field(description="One-paragraph summary of the layout, shown on the card.", min_length=1)
     highlights: str | None = Field(default=None, description="What distinguishes this layout, briefly.")
-    tp: int = Field(description="Tensor-parallel size, in GPUs.", gt=0)
-    pp: int = Field(description="Pipeline-parallel size, in stages.", gt=0)
-    vpp: int = Field(default=1, description="Virtual pipeline chunks per stage.", gt=0)
-    cp: int = Field(description="Context-parallel size, in GPUs.", gt=0)
-    ep: int = Field(description="Expert-parallel size, in GPUs (1 for dense models).", gt=0)
-    etp: int = Field(default=1, description="Expert tensor-parallel size, in GPUs.", gt=0)
-    dp: int = Field(description="Data-parallel size, in replicas.", gt=0)
+    tp: int = Field(description="Tensor-parallel size, in GPUs.", gt=0, le=MAX_PARALLEL)
+    pp: int = Field(description="Pipeline-parallel size, in stages.", gt=0, le=MAX_PARALLEL)
+    vpp: int = Field(default=1, description="Virtual pipeline chunks per stage.", gt=0, le=MAX_LAYERS)
+    cp: int = Field(description="Context-parallel size, in GPUs.", gt=0, le=MAX_PARALLEL)
+    ep: int = Field(description="Expert-parallel size, in GPUs (1 for dense models).", gt=0, le=MAX_PARALLEL)
+    etp: int = Field(default=1, description="Expert tensor-parallel size, in GPUs.", gt=0, le=MAX_PARALLEL)
+    dp: int = Field(description="Data-parallel size, in replicas.", gt=0, le=MAX_PARALLEL)
     fsdp: bool = Field(default=False, description="Whether parameters are sharded across data-parallel ranks.")
     gradient_accumulation: int | None = Field(
-        default=None, description="Micro-batches accumulated per step per replica, in micro-batches.", gt=0
+        default=None, description="Micro-batches accumulated per step per replica, in micro-batches.", gt=0,
+        le=MAX_COUNT,
     )
     sequence_parallel: bool = Field(description="Whether sequence parallelism is on (needs TP > 1).")
     layer_split: LayerSplit | None = Field(
         default=None, description="Uneven pipeline split: first and last stage; the middle stages share the rest."
     )
-    max_tokens_per_gpu: int | None = Field(default=None, description="Dynamic-batching token cap, in tokens.", gt=0)
-    rows_per_microbatch: int = Field(description="Rows per micro-batch (micro-batch size), in rows.", gt=0)
+    max_tokens_per_gpu: int | None = Field(default=None, description="Dynamic-batching token cap, in tokens.", gt=0,
+                                              le=MAX_COUNT)
+    rows_per_microbatch: int = Field(description="Rows per micro-batch (micro-batch size), in rows.", gt=0, le=MAX_COUNT)
     recompute: Recompute = Field(description="Activation recompute.")
     offload: Offload | None = Field(default=None, description="CPU offload of the optimizer.")
     dispatcher: Dispatcher | None = Field(strict=False, default=None, description="MoE token dispatcher (null: dense model).")
     mtp_layers: int | None = Field(
         default=None, description="Multi-token-prediction layers trained, in layers (null: the model's own count; "
-        "0: trained without MTP).", ge=0
+        "0: trained without MTP).", ge=0, le=MAX_LAYERS
     )
     pipeline_layout: str | None = Field(
         default=None, description="How decoder layers are placed on pipeline stages when neither an even split nor "
@@ -244,8 +313,10 @@ class Layout(_Closed):
 
 
 class ActiveParams(_Closed):
-    count: int = Field(description="Active parameters per token N, in parameters.", gt=0)
-    source: str | None = Field(default=None, description="Where N comes from (URL).")
+    count: int = Field(description="Active parameters per token N, in parameters.", gt=0, le=MAX_PARAMS)
+    source: UrlThenNote | None = Field(
+        default=None, description="Where N comes from: an http(s) URL (a note may follow after a space)."
+    )
     revision: str | None = Field(default=None, description="Revision of that source.")
 
 
@@ -284,22 +355,26 @@ class Result(_Closed):
     )
     active_params: ActiveParams = Field(description="N, active parameters per token.")
     measured: Date | None = Field(default=None, description="Date of the measured run (YYYY-MM-DD).")
-    steps_per_run: int | None = Field(default=None, description="Optimizer steps per run, in steps.", gt=0)
-    window: list[Annotated[int, Field(ge=0)]] | None = Field(
+    steps_per_run: int | None = Field(default=None, description="Optimizer steps per run, in steps.", gt=0,
+                                         le=MAX_COUNT)
+    window: list[Annotated[int, Field(ge=0, le=MAX_COUNT)]] | None = Field(
         default=None,
         description="First and last step (0-based, inclusive) the figures are measured over.",
         min_length=2,
         max_length=2,
     )
     window_tokens: int | None = Field(
-        default=None, description="Tokens in the window: steps x global batch x row tokens.", gt=0
+        default=None, description="Tokens in the window: steps x global batch x row tokens.", gt=0, le=MAX_TOKENS
     )
-    runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0)
+    runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0,
+                                le=MAX_COUNT)
     profiler: bool = Field(default=False, description="Whether a profiler was on during the measured run.")
-    gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0)
+    gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0,
+                                       le=MAX_GPU_HOURS)
     gpu_hours_note: str | None = Field(default=None, description="What the GPU-hours count.")
     published_model_tflops_per_gpu: float | None = _finite(
-        default=None, description="Model TFLOP/s per GPU as the publication states it, in TFLOP/s.", gt=0
+        default=None, description="Model TFLOP/s per GPU as the publication states it, in TFLOP/s.", gt=0,
+        le=MAX_TFLOPS,
     )
     published_model_tflops_note: str | None = Field(
         default=None, description="Why the published Model TFLOP/s per GPU differs by more than 0.5% from the "
@@ -324,11 +399,13 @@ class ComponentTest(_Closed):
 
 
 class Convergence(_Closed):
-    steps: int = Field(description="Steps compared, in steps.", gt=0)
+    steps: int = Field(description="Steps compared, in steps.", gt=0, le=MAX_COUNT)
     result: Outcome = Field(strict=False, description="pass or fail.")
     correlation: float = _finite(description="Pearson correlation of the two loss curves.", ge=-1, le=1)
-    final_loss_difference: float = _finite(description="Absolute difference of the final losses.", ge=0)
-    pointwise_failures: int = Field(description="Steps outside the pointwise tolerance.", ge=0)
+    final_loss_difference: float = _finite(description="Absolute difference of the final losses.", ge=0,
+                                            le=MAX_LOSS)
+    pointwise_failures: int = Field(description="Steps outside the pointwise tolerance.", ge=0,
+                                    le=MAX_COUNT)
     note: str | None = Field(default=None, description="What the two arms were.")
 
 
@@ -349,12 +426,13 @@ class Patch(_Closed):
 
 
 class SupersededPublication(_Closed):
-    url: str = Field(description="URL of the earlier document.")
+    url: HttpUrl = Field(description="URL of the earlier document (http(s)).")
     commit: str | None = Field(default=None, description="Commit of that document.")
-    line: int | None = Field(default=None, description="Line of the row in that document.", gt=0)
-    tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0)
+    line: int | None = Field(default=None, description="Line of the row in that document.", gt=0,
+                                    le=MAX_COUNT)
+    tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0, le=MAX_COUNT)
     published_model_tflops_per_gpu: float | None = _finite(
-        default=None, description="Model TFLOP/s per GPU that document stated.", gt=0
+        default=None, description="Model TFLOP/s per GPU that document stated.", gt=0, le=MAX_TFLOPS
     )
     figures_disagree: bool = Field(
         default=False, description="Whether that document's own tokens/s and Model TFLOP/s per GPU disagree by more "
@@ -364,16 +442,17 @@ class SupersededPublication(_Closed):
 
 
 class Publication(_Closed):
-    url: str = Field(description="URL of the published table.")
+    url: HttpUrl = Field(description="URL of the published table (http(s)).")
     commit: str | None = Field(default=None, description="Commit of the document.")
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
-    line: int | None = Field(default=None, description="Line of the row in the document.", gt=0)
+    line: int | None = Field(default=None, description="Line of the row in the document.", gt=0,
+                                    le=MAX_COUNT)
     system: str | None = Field(default=None, description="System named by the publication (e.g. DGX-H100).")
     stated_gradient_accumulation: int | None = Field(
         default=None, description="Gradient accumulation, in micro-batches, as the publication's row states it where "
         "it contradicts the row's own global batch / (micro-batch x DP); layout.gradient_accumulation carries the "
         "same figure. check accepts that contradiction for exactly this figure, and only where it exists (null: the "
-        "row states none, or a consistent one).", gt=0
+        "row states none, or a consistent one).", gt=0, le=MAX_COUNT
     )
     superseded: list[SupersededPublication] = Field(
         default_factory=list, description="Earlier publications of the same row that a later import replaced, "
@@ -397,7 +476,12 @@ class Recipe(_Closed):
     result: Result = Field(description="Measured (or reported) figures.")
     correctness: Correctness | None = Field(default=None, description="Correctness evidence.")
     publication: Publication | None = Field(default=None, description="Source of a reported recipe.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment variables the run sets.")
+    env: Annotated[
+        dict[EnvName, str],
+        WithJsonSchema({"type": "object", "propertyNames": {"pattern": ENV_NAME_PATTERN},
+                        "additionalProperties": {"type": "string"}}),
+    ] = Field(default_factory=dict, description="Environment variables the run sets; each name a shell identifier "
+              "([A-Za-z_][A-Za-z0-9_]*).")
     patches: list[Patch] = Field(default_factory=list, description="Local changes to the framework.")
     run: str = Field(description="The run command (a bash script).", min_length=1)
     notes: str | None = Field(default=None, description="Notes, Markdown (raw HTML is not rendered).")
