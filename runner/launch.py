@@ -260,7 +260,7 @@ def _progress_bar(console: TextIO, progress: bool) -> tuple[Any, bool]:
     missing = missing_runner_extra("rich")
     if missing:
         if hasattr(console, "isatty") and console.isatty():
-            console.write(f"no progress bar: {runner_extra_message('the progress bar', missing)}\n")
+            console.write(f"{runner_extra_message('The progress bar', missing)} The run goes on without it.\n")
         return _NoBar(), False
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

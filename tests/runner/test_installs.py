@@ -263,3 +263,24 @@ def test_evidence_provenance_records_the_stated_image(tmp_path: Path) -> None:
     got = environment.evidence_provenance(load_recipe(recipe).recipe, tmp_path)
     assert got["image"] == {"name": "example.org/train:1", "digest": digest}
     assert got["commit"] == _code_commit() and got["registry_commit"] is None  # tmp_path is no checkout
+
+
+def test_a_launch_on_a_terminal_without_rich_runs_without_a_bar_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from runner.launch import _progress_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    _hide(monkeypatch, "rich")
+    console = Terminal()
+    bar, live = _progress_bar(console, progress=True)
+    assert live is False
+    with bar:
+        bar.update(bar.add_task("run", total=3, rate=""), completed=1, rate="1.0 tokens/s/GPU")
+    said = console.getvalue()
+    assert said.startswith("The progress bar needs the runner extra: rich is not installed")
+    assert said.endswith("The run goes on without it.\n")
+    assert EXTRA in said and said.count("\n") == 1
