@@ -9,10 +9,19 @@ oldest first, for the site's plot of re-measurements. Raw logs stay out of git (
 only this summary is committed.
 
 This module is the only reader: check, the site and the runner all go through `load`.
+
+Two writes that must look like one. The runner renames the new sidecar into place first and the recipe second,
+so a process killed between the two renames (SIGKILL, power loss) leaves the new sidecar beside the old recipe.
+Each sidecar therefore records the sha256 of the recipe text it describes (``recipe_sha256``), the sha256 of
+the recipe text it replaced (``previous_recipe_sha256``) and the sidecar it replaced, one level deep
+(``previous``; null when there was none). `describing` picks the evidence that belongs to a recipe's bytes:
+the sidecar itself, or, when the bytes are exactly the replaced recipe, the embedded previous sidecar, which
+that recipe was checked against before. A recipe edited by hand since (neither hash) is held to the sidecar.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -89,6 +98,50 @@ def load(recipe_path: Path) -> Sidecar | None:
         return None
     data = parse(path.name, raw)
     return Sidecar(path, raw.decode("utf-8"), data)
+
+
+RECIPE_HASH = "recipe_sha256"
+PREVIOUS_HASH = "previous_recipe_sha256"
+PREVIOUS = "previous"
+
+
+def digest(raw: bytes) -> str:
+    """The sha256 of a recipe's bytes, as sidecars record it."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class Describing:
+    """The evidence that describes a recipe's text: `data` (None: no evidence applies), and whether the recipe is
+    the text an interrupted write replaced (its sidecar was renamed into place, the recipe not)."""
+
+    data: dict[str, Any] | None
+    interrupted: bool
+
+
+def describing(data: dict[str, Any], recipe_raw: bytes | None) -> Describing:
+    """Which evidence holds for these recipe bytes: the sidecar, or the one it replaced (see the module doc)."""
+    if recipe_raw is None or PREVIOUS_HASH not in data:
+        return Describing(data, False)
+    now = digest(recipe_raw)
+    if now == data.get(RECIPE_HASH) or now != data.get(PREVIOUS_HASH):
+        return Describing(data, False)
+    previous = data.get(PREVIOUS)
+    if previous is not None and not (isinstance(previous, dict) and previous.get("schema") == SCHEMA):
+        raise EvidenceError(f"its {PREVIOUS!r} is not an evidence object (schema {SCHEMA!r} expected)")
+    return Describing(previous, True)
+
+
+def chained(data: dict[str, Any], new_recipe: bytes, old_recipe: bytes | None,
+            replaced: dict[str, Any] | None) -> dict[str, Any]:
+    """The new evidence with the hashes of both recipe texts and the sidecar it replaces (that one's own
+    `previous` dropped: one level is all an interrupted write needs)."""
+    previous = None if replaced is None else {k: v for k, v in replaced.items() if k != PREVIOUS}
+    return data | {
+        RECIPE_HASH: digest(new_recipe),
+        PREVIOUS_HASH: digest(old_recipe) if old_recipe is not None else None,
+        PREVIOUS: previous,
+    }
 
 
 def _refuse_constant(name: str) -> Any:

@@ -83,6 +83,21 @@ def median_index(values: Sequence[float]) -> int:
     return order[(len(order) - 1) // 2]
 
 
+# The re-measurement gate: a new tokens/s further than this from the recorded one is a regression or an
+# improvement, written only when the user accepts it (runner remeasure --accept-change).
+CHANGE_TOLERANCE_MIN_PERCENT = 5.0
+CHANGE_TOLERANCE_CV_FACTOR = 3.0
+# The CV-based widening stops here: tokens/s is a mean over the window's steps, far steadier than one step, so a
+# noisy recipe (CV 12.8% would give +/-38%) must not wave through any change; beyond 10% someone accepts it.
+CHANGE_TOLERANCE_MAX_PERCENT = 10.0
+
+
+def change_tolerance_percent(recorded_cv_percent: float | None) -> float:
+    """The gate's half-width in percent: the larger of 5% and 3 x the recorded step-time CV, capped at 10%."""
+    widened = CHANGE_TOLERANCE_CV_FACTOR * (recorded_cv_percent or 0.0)
+    return min(CHANGE_TOLERANCE_MAX_PERCENT, max(CHANGE_TOLERANCE_MIN_PERCENT, widened))
+
+
 def gpu_hours(gpu_count: int, seconds: float) -> float:
     return gpu_count * seconds / SECONDS_PER_HOUR
 

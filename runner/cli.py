@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
+import importlib.metadata
 import json
-import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any, TextIO
+
+from generator import figures
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # convergence: the check ran and failed
@@ -21,7 +21,8 @@ EXIT_BAD_LOG = 5  # too few steps, NaN loss, missing window, no step lines
 EXIT_CHANGE = 6  # tokens/s moved outside the tolerance and --accept-change was not given
 EXIT_LOCKED = 7  # another remeasure holds the recipe's lock, or the recipe changed while it was measured
 EXIT_DECLINED = 8  # not confirmed at the prompt (or no terminal to ask and no --yes)
-EXIT_WRITE = 9  # the recipe or evidence file could not be written (disk, permissions)
+EXIT_WRITE = 9  # the recipe or evidence file could not be written (disk, permissions, a file refused)
+EXIT_CHECK = 10  # the new recipe and evidence would not pass `python -m generator check`; nothing written
 EXIT_INTERRUPTED = 130
 
 EXIT_TABLE = f"""exit codes:
@@ -33,11 +34,20 @@ EXIT_TABLE = f"""exit codes:
   {EXIT_CHANGE}    tokens/s changed beyond tolerance; not written (pass --accept-change to write)
   {EXIT_LOCKED}    another remeasure of the same recipe holds its lock (or the file changed during the run)
   {EXIT_DECLINED}    the launch was not confirmed (answer y, or pass --yes)
-  {EXIT_WRITE}    the recipe or its evidence file could not be written (disk full, permissions)
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the run's process group was ended, nothing written
+  {EXIT_WRITE}    the recipe or its evidence file could not be written (disk full, permissions), or is one the
+       runner refuses to replace (a symlink, a file with hard links, a read-only file); the message says what
+       was written (nothing, unless it says otherwise)
+  {EXIT_CHECK}   the new recipe and evidence would not pass `python -m generator check` (its messages are shown);
+       nothing written
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM): the run's process group was ended; nothing written, or, when
+       it came during the write, after both files were written (the message says which)
 """
 
-REMEASURE_HELP = """Re-measure a recipe: run it (or read the logs of a run made elsewhere), compute its figures with the
+# The change gate's figures (generator/figures.py), as --help states them.
+_LOW, _FACTOR, _CAP, _NOISY = (figures.CHANGE_TOLERANCE_MIN_PERCENT, figures.CHANGE_TOLERANCE_CV_FACTOR,
+                               figures.CHANGE_TOLERANCE_MAX_PERCENT, figures.NOISY_STEP_TIME_CV_PERCENT)
+
+REMEASURE_HELP = f"""Re-measure a recipe: run it (or read the logs of a run made elsewhere), compute its figures with the
 registry's formulas over the recipe's window, and write them into the recipe's `result`, changing no other byte.
 
 What happens, in order:
@@ -51,12 +61,16 @@ What happens, in order:
      tokens/s per GPU, ETA). Ctrl-C or --timeout ends every process of the run and writes nothing.
   4. the log is parsed for the recipe's framework (Megatron-LM/Bridge, miles/slime, or the bundled engine); a
      crash, a NaN loss, too few steps or a missing window step refuses, writing nothing.
-  5. the new tokens/s is compared with the recorded one: beyond the larger of 5% and 3x the recorded step-time
-     CV it is reported as a regression or improvement and not written unless --accept-change.
-  6. `result` is updated (tokens/s, $/1M, MFU, CV, date, steps, window tokens, runs, GPU-hours) and
-     <name>.evidence.json written beside the recipe: per-step times and losses, the environment, the command,
-     the log's tail, and every earlier result (history). `python -m generator check` recomputes the result
-     from it. Commit both files.
+  5. the new tokens/s is compared with the recorded one: beyond the larger of {_LOW:g}% and {_FACTOR:g}x the recorded
+     step-time CV, capped at {_CAP:g}%, it is reported as a regression or improvement and not written unless
+     --accept-change. A run whose step-time CV is above {_NOISY:g}% is flagged as noisy (output and evidence).
+  6. the new `result` (tokens/s, $/1M, MFU, CV, date, steps, window tokens, runs, GPU-hours) and
+     <name>.evidence.json (per-step times and losses, the environment, the project's commit, the command with
+     paths relative to the registry, the log's tail, every earlier result) are checked by the registry's own
+     check, then written together: an interruption at any point (Ctrl-C, SIGTERM, SIGKILL, a full disk) leaves
+     both old or both new, and `python -m generator check` passes either way. Commit both files.
+     Refused: a symlinked recipe (re-measure its target), a file with hard links, a read-only file, a recipe
+     outside a registry, an --as-new NAME that is a path.
 
 examples:
   # measure the reference recipe on 8 H100 (from the miles checkout, inside its training image)
@@ -96,357 +110,45 @@ def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
-def _info(out: TextIO, message: str) -> None:
-    print(message, file=out)
-
-
-def find_root(path: Path) -> Path:
-    """The registry root: the nearest folder above the recipe with catalog/gpus.yaml, else this checkout."""
-    for parent in path.resolve().parents:
-        if (parent / "catalog" / "gpus.yaml").is_file():
-            return parent
-    return Path(__file__).resolve().parent.parent
-
-
-def _gpus_from_env(value: str) -> Any:
-    from runner.preflight import Gpus
-
-    names: list[str] = []
-    for part in value.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        count, sep, name = part.partition("x")
-        if sep and count.strip().isdigit():
-            names += [name.strip()] * int(count)
-        else:
-            names.append(part)
-    return Gpus(names, "OPENRECIPES_GPUS")
-
-
-def _yaml_str(value: str) -> str:
-    plain_ok = value and value[0] not in "!&*[]{}|>'\"%@`#,?:-" and ": " not in value and " #" not in value
-    return value if plain_ok and value.strip() == value else json.dumps(value)
-
-
-def _replace_top_block(text: str, key: str, replacement: str) -> str:
-    """The top-level `key:` block (its line and every deeper or blank line after it) replaced by `replacement`."""
-    lines = text.splitlines(keepends=True)
-    block = _top_block(lines, key, keep_trailing_blanks=True)
-    if block is None:
-        return text
-    start, end = block
-    return "".join(lines[:start]) + replacement + "".join(lines[end:])
-
-
-def _as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: str | None, old_path: Path,
-                 new_path: Path) -> str:
-    """The recipe rewritten for the GPUs present, status measured: its correctness evidence stays behind (it was
-    gathered on the original's hardware) until the tests or the convergence check are run on these GPUs."""
-    from runner.writeback import splice
-
-    recipe = loaded.recipe
-    spec = catalog.gpus[gpu_type]
-    per_node = recipe.gpu.per_node or recipe.gpu.count
-    matches = [n for n, inst in catalog.instances.items() if inst.gpu_type == gpu_type and inst.gpu_count == per_node]
-    changes: dict[tuple[str, ...], str] = {
-        ("gpu", "type"): _yaml_str(gpu_type),
-        ("gpu", "memory_gb"): str(spec.memory_gb),
-        ("status",): "measured",
-    }
-    if "instance" in loaded.data["gpu"]:
-        changes[("gpu", "instance")] = _yaml_str(matches[0]) if len(matches) == 1 else "null"
-    if gpu_name and "gpu_name" in loaded.data["stack"]:
-        changes[("stack", "gpu_name")] = _yaml_str(gpu_name)
-    out = splice(text, changes)
-    if "correctness" in loaded.data:
-        out = _replace_top_block(out, "correctness", (
-            f"{AS_NEW_REMINDER[0]}{loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"
-            f"{AS_NEW_REMINDER[1]}{gpu_type} to make this recipe verified.\n"
-            "correctness: null\n"))
-    first, _, rest = out.partition("\n")
-    for old in (str(old_path), old_path.as_posix()):
-        if first.startswith("#") and old.split("recipes/", 1)[-1] in first:
-            first = "# " + "recipes/" + new_path.as_posix().split("recipes/", 1)[-1]
-            break
-    return first + "\n" + rest
-
-
-def remeasure(args: argparse.Namespace) -> int:
-    from generator import figures
-    from generator.catalog import Catalog
-    from generator.load import load_recipe
-    from generator.problems import InputError
-    from runner import measure
-    from runner.launch import Interrupted, RunFailed, run_script, shell_quote_env
-    from runner.logs import LogError, format_for, parse_file, tail
-    from runner.preflight import Refusal, check_entry, check_env, check_gpus, detect_gpus, gpu_type
-    from runner.writeback import LockHeld, WriteError, recipe_lock
-
-    out = sys.stderr if args.json else sys.stdout
-    path = Path(args.recipe)
+def _version() -> str:
     try:
-        loaded = load_recipe(path)
-    except InputError as exc:
-        for p in exc.problems:
-            _err(str(p))
-        return EXIT_USAGE
-    recipe = loaded.recipe
-    root = Path(args.root).resolve() if args.root else find_root(path)
-    catalog = Catalog.load(root)
-    if catalog.problems:
-        for p in catalog.problems:
-            _err(str(p))
-        return EXIT_USAGE
-    if args.from_log and args.runs is not None and args.runs != len(args.from_log):
-        _err(f"--runs {args.runs} but {len(args.from_log)} logs given with --from-log (one log is one run)")
-        return EXIT_USAGE
-    runs = len(args.from_log) if args.from_log else (args.runs or 1)
-    if runs < 1:
-        _err("--runs must be at least 1")
-        return EXIT_USAGE
-    fmt = format_for(recipe.stack.framework)
-    text = path.read_text(encoding="utf-8")
-    target, target_text, found_gpus = path, text, None
-
-    if recipe.status.value == "reported" and not args.as_new:
-        _err(
-            f"{path} is a reported recipe: its figures are a publication's, not a measurement to overwrite. Pass "
-            "--as-new NAME to write a measured recipe beside it from your run."
-        )
-        return EXIT_PREFLIGHT
-
-    if not args.from_log:
-        env_override = os.environ.get("OPENRECIPES_GPUS")
-        found_gpus = _gpus_from_env(env_override) if env_override else detect_gpus()
-        try:
-            try:
-                check_gpus(recipe, catalog, found_gpus, str(path))
-            except Refusal:
-                types = {gpu_type(n, catalog) for n in found_gpus.names}
-                if not args.as_new or len(types) != 1 or None in types or found_gpus.count < min(
-                    recipe.gpu.count, recipe.gpu.per_node or recipe.gpu.count
-                ):
-                    raise
-            check_env(recipe, str(path))
-            check_entry(recipe, str(path), Path(args.workdir).resolve())
-        except Refusal as exc:
-            _err(str(exc))
-            return EXIT_PREFLIGHT
-    if args.as_new:
-        new_type = gpu_type(found_gpus.names[0], catalog) if found_gpus and found_gpus.names else recipe.gpu.type
-        model_dir = path.resolve().parent.parent
-        target = model_dir / new_type.lower() / f"{args.as_new.removesuffix('.yaml')}.yaml"
-        if target.exists():
-            _err(f"--as-new: {target} exists already; choose another NAME")
-            return EXIT_USAGE
-        try:
-            name = found_gpus.names[0] if found_gpus and found_gpus.names else None
-            target_text = _as_new_text(text, loaded, catalog, new_type, name, path, target)
-        except WriteError as exc:
-            _err(f"--as-new: {exc}")
-            return EXIT_USAGE
-        from generator.models import Status
-
-        spec = catalog.gpus[new_type]
-        recipe = recipe.model_copy(update={
-            "gpu": recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb, "instance": _instance_of(
-                target_text)}),
-            "status": Status.measured,
-        })
-
-    runs_dir = root / ".openrecipes-runs"
-    held = contextlib.ExitStack()
-    try:
-        held.enter_context(recipe_lock(runs_dir, target))
-    except LockHeld as exc:
-        _err(str(exc))
-        return EXIT_LOCKED
-    with held:  # the lock is released on every way out
-        try:
-            results = []
-            command = None
-            source = "from-log" if args.from_log else "launch"
-            nccl = None
-            if args.from_log:
-                for log_name in args.from_log:
-                    log = parse_file(Path(log_name), fmt)
-                    nccl = nccl or log.nccl_version
-                    results.append(measure.run_figures(recipe, catalog, log))
-                last = max((r.log.last_time for r in results if r.log.last_time), default=None)
-                measured = last.date() if last else dt.datetime.now(dt.UTC).date()
-                log_tail = tail(Path(args.from_log[-1]))
-            else:
-                workdir = Path(args.workdir).resolve()
-                stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-                run_dir = runs_dir / loaded.id / stamp
-                run_dir.mkdir(parents=True, exist_ok=True)
-                script = run_dir / "run.sh"
-                script.write_text(recipe.run, encoding="utf-8")
-                env = dict(os.environ) | dict(recipe.env)
-                command = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
-                _info(out, f"recipe: {loaded.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:")
-                for line in recipe.run.splitlines():
-                    _info(out, f"  | {line}")
-                if not args.yes:
-                    if not sys.stdin.isatty():
-                        _err("no terminal to confirm the launch on: pass --yes to run without asking")
-                        return EXIT_DECLINED
-                    answer = input("Launch? [y/N] ").strip().lower()
-                    if answer not in ("y", "yes"):
-                        _err("not launched")
-                        return EXIT_DECLINED
-                wl = recipe.workload
-                log_path = run_dir / "run1.log"
-                for i in range(runs):
-                    log_path = run_dir / f"run{i + 1}.log"
-                    _info(out, f"run {i + 1}/{runs}: log {log_path}")
-                    launched = run_script(
-                        script, env, workdir, log_path, fmt or "openrecipes", recipe.result.steps_per_run,
-                        figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count, args.timeout,
-                        out, progress=not args.json,
-                    )
-                    log = launched.parsed if fmt else parse_file(log_path, None)
-                    if not log.steps:
-                        raise LogError(f"{log_path}: no {fmt or 'known-format'} training step lines in the run's output")
-                    nccl = nccl or log.nccl_version
-                    results.append(measure.run_figures(recipe, catalog, log, launched.wall_seconds))
-                measured = dt.datetime.now(dt.UTC).date()
-                log_tail = tail(log_path)
-            m = measure.combine(recipe, results, measured)
-        except LogError as exc:
-            _err(f"{exc}\nnothing written")
-            return EXIT_BAD_LOG
-        except RunFailed as exc:
-            _err(str(exc))
-            return EXIT_RUN_FAILED
-        except Interrupted as exc:
-            _err(str(exc))
-            return EXIT_INTERRUPTED
-        except KeyboardInterrupt:
-            _err("interrupted; nothing written")
-            return EXIT_INTERRUPTED
-        except OSError as exc:
-            _err(f"{exc.filename or ''}: {exc.strerror or exc}")
-            return EXIT_WRITE
-        return _finish(args, out, loaded, recipe, m, target, target_text, found_gpus, nccl, command, source,
-                       log_tail)
+        return importlib.metadata.version("openrecipes")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
 
 
-def _instance_of(text: str) -> str | None:
-    from runner.writeback import load_rt
-
-    value = load_rt(text)["gpu"].get("instance")
-    return None if value is None else str(value)
-
-
-GPU_HOURS_NOTE = {
-    "launch": "GPUs x the median run's wall time under the runner, launch to exit (start-up included)",
-    "from-log": "GPUs x the median run's span from its log's first to its last timestamp (start-up before the first "
-    "timestamped line not counted)",
+OUTCOME_EXIT = {
+    "ok": EXIT_OK, "usage": EXIT_USAGE, "preflight": EXIT_PREFLIGHT, "run-failed": EXIT_RUN_FAILED,
+    "bad-log": EXIT_BAD_LOG, "change": EXIT_CHANGE, "locked": EXIT_LOCKED, "declined": EXIT_DECLINED,
+    "write": EXIT_WRITE, "check": EXIT_CHECK, "interrupted": EXIT_INTERRUPTED,
 }
 
 
-def _display(path: Path) -> str:
-    """The path relative to the working folder where it lies below it (diff headers, messages)."""
+def _date(text: str) -> dt.date:
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return dt.date.fromisoformat(text)
     except ValueError:
-        return str(path)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
-def _finish(args: argparse.Namespace, out: TextIO, loaded: Any, recipe: Any, m: Any, target: Path, target_text: str,
-            found_gpus: Any, nccl: str | None, command: str | None, source: str, log_tail: list[str]) -> int:
-    from generator import evidence
-    from generator.load import recipe_id as id_of
-    from generator.registry import atomic_write
-    from runner import environment, measure
-    from runner.writeback import WriteError, result_changes, rounded, splice, unified_diff
+def remeasure(args: argparse.Namespace) -> int:
+    from runner.remeasure import Options, Stop
+    from runner.remeasure import remeasure as pipeline
 
-    root = Path(args.root).resolve() if args.root else find_root(target)
-    recipe_id = id_of(target, root / "recipes") if args.as_new else loaded.id
-    fields = m.result_fields()
-    written = {k: rounded(k, v) for k, v in fields.items()}
-    if m.gpu_hours is None:
-        _info(out, "gpu_hours: the log has no timestamps to time the run by; gpu_hours left as it was")
-    for r in m.runs:
-        for w in r.warnings:
-            _info(out, f"warning: {w}")
-    if source == "launch":
-        env = environment.capture(found_gpus.names if found_gpus else None, found_gpus.driver if found_gpus else None, nccl)
-    else:
-        env = {"captured": "from the log (the run was made elsewhere)", "nccl": nccl}
-    diffs = environment.differences(recipe, env) if source == "launch" else []
-    for d in diffs:
-        _info(out, f"stack differs from the recipe: {d}")
-    g = measure.gate(recipe, m.median.tokens_per_s_per_gpu)
-    gate_text = "new recipe (--as-new): no recorded figure to compare" if args.as_new else g.describe()
-    _info(out, gate_text)
-    refused = bool(g.outside and not args.accept_change and not args.as_new)
-    report = {
-        "recipe": recipe_id,
-        "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
-        "usd_per_million_tokens": m.median.usd_per_million_tokens,
-        "mfu": m.median.mfu,
-        "step_time_cv_percent": m.median.step_time_cv_percent,
-        "window": list(m.median.window),
-        "window_tokens": m.median.window_tokens,
-        "steps": m.median.steps,
-        "runs": len(m.runs),
-        "runs_cv_percent": m.runs_cv_percent,
-        "runs_tokens_per_s_per_gpu": [r.tokens_per_s_per_gpu for r in m.runs],
-        "gpu_hours": m.gpu_hours,
-        "measured": m.measured.isoformat(),
-        "written": written | {"measured": m.measured.isoformat()},
-        "recorded_tokens_per_s_per_gpu": g.recorded,
-        "change_percent": g.change_percent,
-        "tolerance_percent": g.tolerance_percent,
-        "gate": "new" if args.as_new else ("outside" if g.outside else "within"),
-        "stack_differences": diffs,
-        "source": source,
-        "dry_run": bool(args.dry_run),
-        "wrote": False,
-    }
-    changes = result_changes(fields)
-    if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
-        changes[("result", "gpu_hours_note")] = _yaml_str(GPU_HOURS_NOTE[source])
+    options = Options(
+        recipe=Path(args.recipe), runs=args.runs, from_log=[Path(p) for p in args.from_log or []],
+        dry_run=args.dry_run, yes=args.yes, json=args.json, accept_change=args.accept_change,
+        accept_partial=args.accept_partial, timeout=args.timeout, as_new=args.as_new, workdir=Path(args.workdir),
+        root=Path(args.root) if args.root else None, measured=args.measured,
+    )
     try:
-        new_text = splice(target_text, changes)
-    except WriteError as exc:
-        _err(f"{target}: {exc}")
-        return EXIT_USAGE
-    name = _display(target)
-    old_text = target_text if args.as_new is None else ""
-    if args.dry_run:
-        print(unified_diff(old_text, new_text, name) or "(no change)", file=out)
-        print(f"(dry run: nothing written; {evidence.path_for(target).name} would be written too)", file=out)
-    elif refused:
-        _err(f"not written: {gate_text}. If the change is real, run again with --accept-change.")
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Under the lock no other remeasure writes this file, but a hand edit may have: never overwrite it.
-        now = target.read_text(encoding="utf-8") if target.exists() else None
-        if now != (None if args.as_new else target_text):
-            _err(f"{target} changed while it was being measured (edited meanwhile?); nothing written. Run again.")
-            return EXIT_LOCKED
-        try:
-            found = evidence.load(target) if not args.as_new else None
-        except evidence.EvidenceError:
-            found = None
-        existing = found.data if found else None
-        data = evidence.build(
-            recipe, recipe_id, written | {"measured": m.measured}, m, source, command, env, diffs, log_tail, existing
-        )
-        atomic_write(evidence.path_for(target), evidence.dumps(data))
-        atomic_write(target, new_text)
-        report["wrote"] = True
-        print(unified_diff(old_text, new_text, name) or f"{name}: figures unchanged at the stated precision", file=out)
-        print(f"wrote {name} and {evidence.path_for(target).name}", file=out)
-        if args.as_new:
-            print(f"{name} is a new recipe: review its author, notes and correctness before committing it", file=out)
-    if args.json:
+        outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
+    except Stop as stop:
+        _err(str(stop))
+        return OUTCOME_EXIT[stop.outcome.value]
+    if args.json and report is not None:
         print(json.dumps(report, indent=1, default=str))
-    return EXIT_CHANGE if refused else EXIT_OK
+    return OUTCOME_EXIT[outcome.value]
 
 
 def convergence(args: argparse.Namespace) -> int:
@@ -478,144 +180,90 @@ def convergence(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
-def _top_block(lines: list[str], key: str, keep_trailing_blanks: bool = False) -> tuple[int, int] | None:
-    """[start, end) of the top-level `key:` block: its line and the deeper-indented lines after it
-    (and the blank lines after those, with keep_trailing_blanks)."""
-    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
-    if start is None:
-        return None
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
-        end += 1
-    while not keep_trailing_blanks and end > start + 1 and not lines[end - 1].strip():
-        end -= 1  # blank lines before the next key belong to neither
-    return start, end
 
-
-def _convergence_lines(result: Any, note: str | None, indent: int) -> list[str]:
-    pad = " " * indent
-    out = [f"{pad}convergence:\n"] + [f"{pad}  {k}: {v}\n" for k, v in _convergence_values(result).items()]
-    return out + ([f"{pad}  note: {_yaml_str(note)}\n"] if note else [])
-
-
-def _convergence_values(result: Any) -> dict[str, str]:
-    return {
-        "steps": str(result.steps),
-        "result": "pass" if result.passed else "fail",
-        "correlation": f"{result.correlation:.5f}",
-        "final_loss_difference": f"{result.final_loss_difference:.4f}",
-        "pointwise_failures": str(result.pointwise_failures),
-    }
-
-
-AS_NEW_REMINDER = ("# The correctness evidence of ", "# tests or `python -m runner convergence --write` on ")
-
-
-def _convergence_text(text: str, data: dict[str, Any], result: Any, note: str | None,
-                      arms: str | None = None) -> tuple[str, list[str]]:
-    """The recipe with correctness.convergence written (updated, inserted, or a new correctness block); the note
-    is replaced only when given, and a new check is noted with its two arms."""
-    from runner.writeback import splice
-
-    said: list[str] = []
-    corr = data.get("correctness")
-    passed = bool(result.passed)
-    changes: dict[tuple[str, ...], str] = {}
-    if isinstance(corr, dict) and isinstance(corr.get("convergence"), dict):
-        base = ("correctness", "convergence")
-        changes = {(*base, k): v for k, v in _convergence_values(result).items()}
-        if note:
-            changes[(*base, "note")] = _yaml_str(note)
-    else:
-        lines = text.splitlines(keepends=True)
-        block = _top_block(lines, "correctness")
-        if isinstance(corr, dict):  # a correctness block without a convergence check: add one at its end
-            assert block is not None
-            start, end = block
-            child = next((ln for ln in lines[start + 1 : end] if ln.strip() and not ln.lstrip().startswith("#")), "  x")
-            indent = len(child) - len(child.lstrip(" "))
-            at = next((i for i in range(start + 1, end) if lines[i].startswith(" " * indent + "convergence:")), None)
-            if at is not None:  # `convergence: null`
-                lines[at : at + 1] = _convergence_lines(result, note or arms, indent)
-            else:
-                lines[end:end] = _convergence_lines(result, note or arms, indent)
-            said.append("correctness.convergence added")
-        else:  # no correctness evidence yet: this check is all of it
-            verdict = "pass" if passed else "fail"
-            new_block = [f"correctness:\n  result: {verdict}\n", *_convergence_lines(result, note or arms, 2)]
-            if block is not None:
-                start, end = block
-                while start > 0 and lines[start - 1].startswith(AS_NEW_REMINDER):
-                    start -= 1  # --as-new's reminder that the original's evidence stayed behind
-                lines[start:end] = new_block
-            else:
-                result_block = _top_block(lines, "result")
-                at = result_block[1] if result_block else len(lines)
-                lines[at:at] = new_block
-            said.append(f"correctness written with result: {'pass' if passed else 'fail'}")
-            if passed and data.get("status") == "measured":
-                changes[("status",)] = "verified"
-                said.append("status measured -> verified (a passing convergence check is correctness evidence)")
-        text = "".join(lines)
-    if not passed and isinstance(corr, dict) and corr.get("result") == "pass":
-        changes[("correctness", "result")] = "fail"
-        said.append("correctness.result pass -> fail (its convergence check fails)")
-        if data.get("status") == "verified":
-            changes[("status",)] = "measured"
-            said.append("status verified -> measured")
-    return (splice(text, changes) if changes else text), said
+def _display(path: Path) -> str:
+    """The path relative to the working folder where it lies below it (diff headers, messages)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note: str | None = None,
                        arms: str | None = None) -> int:
+    """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
+    remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
+    from generator import evidence
     from generator.catalog import Catalog
     from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
-    from generator.registry import atomic_write
-    from runner.writeback import LockHeld, WriteError, recipe_lock, unified_diff
+    from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
+    from runner import commit
+    from runner.remeasure import Stop, recover
+    from runner.yaml_edit import WriteError, convergence_text, decode, encode, unified_diff
 
     try:
-        loaded = load_recipe(path)
+        root = find_root(path)
+        commit.refuse_outside(path.absolute(), root)
+        commit.refuse_unwritable(path, "recipe")
+    except (RootNotFound, commit.WriteRefused) as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    display = display_path(path, root)
+    try:
+        loaded = load_recipe(path, display, root / RECIPES_DIR)
     except InputError as exc:
         for p in exc.problems:
             _err(str(p))
         return EXIT_USAGE
-    root = find_root(path)
+    catalog = Catalog.load(root)
     try:
-        with recipe_lock(root / ".openrecipes-runs", path):
-            text = path.read_text(encoding="utf-8")
-            try:
-                new, said = _convergence_text(text, loaded.data, result, note, arms)
-            except WriteError as exc:
-                _err(f"{path}: {exc}")
-                return EXIT_USAGE
-            # The written recipe must load and check as cleanly as before (same rules as generator check).
-            probe = path.with_name(f".{path.stem}.convergence-probe.yaml")
-            try:
-                probe.write_text(new, encoding="utf-8")
-                catalog = Catalog.load(root)
+        with commit.recipe_lock(root, path.absolute()):
+            recover(root, path, dry_run, out)
+            raw = path.read_bytes()
+            text, newline = decode(raw, display)
+            new, said = convergence_text(text, loaded.data, result, note, arms)
+            change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
+            with commit.Staging(root) as staging:
+                staged = commit.stage([change], staging)
+                sidecar = commit.current_bytes(evidence.path_for(path))
+                if sidecar is not None:  # the check of the staged recipe reads its sidecar beside it
+                    staging.write(evidence.path_for(path), sidecar, commit.DEFAULT_MODE)
                 before = {p.message for p in check_recipe(loaded, catalog, dt.date.today())}
-                after = check_recipe(load_recipe(probe, loaded.display, root / "recipes"), catalog, dt.date.today())
-            except InputError as exc:
-                for p in exc.problems:
-                    _err(f"internal error, nothing written: {p}")
-                return EXIT_USAGE
-            finally:
-                probe.unlink(missing_ok=True)
-            fresh = [p for p in after if p.message not in before]
-            if fresh:
-                for p in fresh:
-                    _err(f"not written: the recipe would not check: {p}")
-                return EXIT_USAGE
-            print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
-            for line in said:
-                print(line, file=out)
-            if not dry_run:
-                atomic_write(path, new)
-    except LockHeld as exc:
+                try:
+                    probe = load_recipe(staged[0], display, staging.place(root / RECIPES_DIR))
+                    after = check_recipe(probe, catalog, dt.date.today())
+                except InputError as exc:
+                    after = exc.problems
+                fresh = [p for p in after if p.message not in before]
+                if fresh:
+                    for p in fresh:
+                        _err(f"not written: the recipe would not check: {p}")
+                    return EXIT_USAGE
+                print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
+                for line in said:
+                    print(line, file=out)
+                if not dry_run:
+                    commit.commit([change], staged, staging, lambda paths: print(f"wrote {display}", file=out))
+    except WriteError as exc:
+        _err(f"{path}: {exc}")
+        return EXIT_USAGE
+    except commit.LockHeld as exc:
         _err(str(exc))
         return EXIT_LOCKED
+    except commit.Changed as exc:
+        _err(str(exc))
+        return EXIT_LOCKED
+    except (commit.CommitFailed, commit.WriteRefused) as exc:
+        _err(str(exc))
+        return EXIT_WRITE
+    except commit.InterruptedAfterCommit as exc:
+        _err(str(exc))
+        return EXIT_INTERRUPTED
+    except Stop as stop:
+        _err(str(stop))
+        return OUTCOME_EXIT[stop.outcome.value]
     return EXIT_OK
 
 
@@ -624,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m runner",
         description="OpenRecipes runner: re-measure a recipe and write its figures back; compare loss curves.",
     )
+    top.add_argument("--version", action="version", version=f"%(prog)s (openrecipes) {_version()}")
     sub = top.add_subparsers(dest="command", required=True)
     r = sub.add_parser(
         "remeasure", help="run a recipe (or read a run's logs) and write its figures back",
@@ -639,6 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
     r.add_argument("--accept-change", action="store_true",
                    help="write even when tokens/s moved beyond the tolerance (a real regression or improvement)")
+    r.add_argument("--accept-partial", action="store_true",
+                   help="accept a run that crashed or stopped before steps_per_run, when the window was measured; "
+                        "the evidence records it as partial and why")
+    r.add_argument("--measured", type=_date, metavar="YYYY-MM-DD",
+                   help="the day the run was made, for a log that prints no date (a dated log must agree)")
     r.add_argument("--timeout", type=float, metavar="S", help="end the run's whole process group after S seconds")
     r.add_argument("--as-new", metavar="NAME",
                    help="write a new recipe NAME for the GPUs present (status measured) instead of this one")
@@ -672,9 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # every write converts a Ctrl-C that came during it (runner/commit.py)
         _err("interrupted; nothing written")
         return EXIT_INTERRUPTED
-    except OSError as exc:
-        _err(f"{exc.filename or ''}: {exc.strerror or exc}")
+    except OSError as exc:  # before any write: the writes report their own failures with what was written
+        _err(f"{exc.filename or ''}: {exc.strerror or exc}; nothing written")
         return EXIT_WRITE

@@ -1,4 +1,5 @@
-"""A parsed log and a recipe -> the recipe's figures, through generator.figures only; and the change gate."""
+"""A parsed log and a recipe -> the recipe's figures, through generator.figures only (the change gate is
+generator.figures.change_tolerance_percent, applied in runner/remeasure.py)."""
 
 from __future__ import annotations
 
@@ -187,35 +188,3 @@ def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date) -> Measur
     hours = figures.gpu_hours(recipe.gpu.count, median.wall_seconds) if median.wall_seconds else None
     return Measurement(median, runs, figures.cv_percent(rates), measured, hours)
 
-
-@dataclass
-class Gate:
-    recorded: float | None
-    new: float
-    tolerance_percent: float
-    change_percent: float | None
-
-    @property
-    def outside(self) -> bool:
-        return self.change_percent is not None and abs(self.change_percent) > self.tolerance_percent
-
-    def describe(self) -> str:
-        if self.recorded is None or self.change_percent is None:
-            return f"new figure {self.new:.1f} tokens/s/GPU (nothing recorded before)"
-        kind = "improvement" if self.change_percent > 0 else "regression"
-        verdict = f"an {kind}" if kind == "improvement" else f"a {kind}"
-        state = f"{verdict}, outside" if self.outside else "within"
-        return (
-            f"{self.new:.1f} tokens/s/GPU against the recorded {self.recorded:.1f} ({self.change_percent:+.2f}%): "
-            f"{state} the tolerance of +/-{self.tolerance_percent:.2f}% (the larger of 5% and 3 x the recorded "
-            "step-time CV)"
-        )
-
-
-def gate(recipe: Recipe, new_tps: float) -> Gate:
-    # A recipe never measured (result.measured null) holds a placeholder figure: nothing to compare with.
-    recorded = recipe.result.tokens_per_s_per_gpu if recipe.result.measured is not None else None
-    cv = recipe.result.step_time_cv_percent or 0.0
-    tolerance = max(5.0, 3.0 * cv)
-    change = (new_tps / recorded - 1.0) * 100.0 if recorded else None
-    return Gate(recorded, new_tps, tolerance, change)

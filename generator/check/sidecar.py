@@ -1,4 +1,7 @@
-"""Rules: the result recomputed from its evidence sidecar (per-step times of the measured run), when it has one."""
+"""Rules: the result recomputed from its evidence sidecar (per-step times of the measured run), when it has one.
+
+A recipe whose bytes are the text an interrupted write replaced is held to the sidecar that write replaced,
+embedded in the new one (generator/evidence.py, `describing`), exactly as it was checked before the write."""
 
 from __future__ import annotations
 
@@ -16,7 +19,21 @@ def sidecar(ctx: RecipeContext) -> None:
         return
     if found is None:
         return
-    _check_against(ctx, found.path.name, found.data)
+    try:  # a write interrupted between its two renames: the recipe is still the one the old evidence describes
+        which = evidence.describing(found.data, _recipe_bytes(ctx))
+    except evidence.EvidenceError as exc:
+        ctx.bad(f"{found.path.name}: {exc}", "result")
+        return
+    if which.data is not None:
+        name = f"{found.path.name} (its previous evidence)" if which.interrupted else found.path.name
+        _check_against(ctx, name, which.data)
+
+
+def _recipe_bytes(ctx: RecipeContext) -> bytes | None:
+    try:
+        return ctx.loaded.path.read_bytes()
+    except OSError:
+        return None
 
 
 def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -111,8 +112,10 @@ def _check(root: Path) -> subprocess.CompletedProcess[str]:
 
 def test_write_on_an_as_new_recipe_adds_the_evidence_and_verifies_it(tmp_path: Path) -> None:
     recipe = registry(tmp_path, run="python3 fixture_trainer.py --format miles --steps 20")
-    made = runner("remeasure", str(recipe), "--workdir", str(HERE), "--yes", "--as-new", "on-h200",
-                  env={"OPENRECIPES_GPUS": "8xNVIDIA H200"})
+    # Under runner_wrapper's fast clock: the fixture's ~111 s steps must fit in the run's GPU-hours for check.
+    made = subprocess.run([sys.executable, str(HERE / "runner_wrapper.py"), "--clock", "100000", "--", "remeasure",
+                           str(recipe), "--workdir", str(HERE), "--yes", "--as-new", "on-h200"], cwd=ROOT,
+                          env=dict(os.environ, OPENRECIPES_GPUS="8xNVIDIA H200"), capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     new = tmp_path / "recipes/gemma-4-31b/h200/on-h200.yaml"
     cand, ref = write_log(tmp_path / "cand.txt", series(scale=1.002)), write_log(tmp_path / "ref.txt", series())

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from runner_support import REFERENCE
 
-from runner.writeback import WriteError, render, result_changes, rounded, splice
+from runner.yaml_edit import WriteError, render, result_changes, rounded, splice
 
 TEXT = """# a comment that stays
 result:

@@ -1,23 +1,24 @@
-"""Writing figures back into a recipe without touching any other byte.
+"""All YAML editing of recipes: figures written back without touching any other byte, and the block edits.
 
 ruamel.yaml's round-trip loader locates each value (line, column); the writer replaces only the text of
 the scalars it changes and leaves every other character as it was. A full ruamel dump would not do: it
 re-flows the recipe's multi-line plain scalars. The new text is then re-read with ruamel and compared
 field by field with the old, so a splice can never change anything it was not asked to.
+
+Besides the scalar splice, the line-level block edits: `correctness.convergence` written, updated or added
+(`convergence_text`), and a recipe rewritten for other GPUs (`as_new_text`). Every edit works on text with
+"\n" line ends; `decode` and `encode` carry a CRLF recipe's line ends through unchanged.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import difflib
-import fcntl
-import hashlib
 import io
+import json
 import math
-import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,6 @@ RESULT_ORDER = [
 
 
 class WriteError(Exception):
-    pass
-
-
-class LockHeld(Exception):
     pass
 
 
@@ -256,28 +253,164 @@ def unified_diff(old: str, new: str, name: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{name}", f"b/{name}"))
 
 
-@contextlib.contextmanager
-def recipe_lock(runs_dir: Path, recipe: Path) -> Iterator[Path]:
-    """An exclusive flock per recipe file; the kernel drops it when the holder dies (no stale locks)."""
-    locks = runs_dir / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(str(recipe.resolve()).encode()).hexdigest()[:16]
-    path = locks / f"{recipe.stem}-{digest}.lock"
-    handle = path.open("a+")
+# --- line ends -----------------------------------------------------------------------------------------------
+
+
+def decode(raw: bytes, name: str) -> tuple[str, str]:
+    """A recipe's text with "\n" line ends, and the line end to write it back with ("\n" or "\r\n")."""
     try:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise LockHeld(
-                f"{recipe}: another remeasure of this recipe is running ({holder}); wait for it to finish "
-                f"(the lock is {path} and is released when that process ends)"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
-        yield path
-    finally:
-        handle.close()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteError(f"{name} is not valid UTF-8 (byte {exc.start})") from None
+    crlf = text.count("\r\n")
+    if crlf == 0:
+        return text, "\n"
+    if crlf != text.count("\n"):
+        raise WriteError(f"{name} mixes CRLF and LF line ends; make them one kind before writing into it")
+    return text.replace("\r\n", "\n"), "\r\n"
+
+
+def encode(text: str, newline: str) -> bytes:
+    return (text if newline == "\n" else text.replace("\n", newline)).encode("utf-8")
+
+
+# --- block edits ---------------------------------------------------------------------------------------------
+
+
+def yaml_str(value: str) -> str:
+    """A string as a YAML scalar: plain where that reads back the same, else double-quoted."""
+    plain_ok = value and value[0] not in "!&*[]{}|>'\"%@`#,?:-" and ": " not in value and " #" not in value
+    return value if plain_ok and value.strip() == value else json.dumps(value)
+
+
+def top_block(lines: list[str], key: str, keep_trailing_blanks: bool = False) -> tuple[int, int] | None:
+    """[start, end) of the top-level `key:` block: its line and the deeper-indented lines after it
+    (and the blank lines after those, with keep_trailing_blanks)."""
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"{key}:")), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "-")):
+        end += 1
+    while not keep_trailing_blanks and end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # blank lines before the next key belong to neither
+    return start, end
+
+
+def replace_top_block(text: str, key: str, replacement: str) -> str:
+    """The top-level `key:` block (its line and every deeper or blank line after it) replaced by `replacement`."""
+    lines = text.splitlines(keepends=True)
+    block = top_block(lines, key, keep_trailing_blanks=True)
+    if block is None:
+        return text
+    start, end = block
+    return "".join(lines[:start]) + replacement + "".join(lines[end:])
+
+
+AS_NEW_REMINDER = ("# The correctness evidence of ", "# tests or `python -m runner convergence --write` on ")
+
+
+def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: str | None, old_path: Path,
+                new_path: Path) -> str:
+    """The recipe rewritten for the GPUs present, status measured: its correctness evidence stays behind (it was
+    gathered on the original's hardware) until the tests or the convergence check are run on these GPUs."""
+    recipe = loaded.recipe
+    spec = catalog.gpus[gpu_type]
+    per_node = recipe.gpu.per_node or recipe.gpu.count
+    matches = [n for n, inst in catalog.instances.items() if inst.gpu_type == gpu_type and inst.gpu_count == per_node]
+    changes: dict[tuple[str, ...], str] = {
+        ("gpu", "type"): yaml_str(gpu_type),
+        ("gpu", "memory_gb"): str(spec.memory_gb),
+        ("status",): "measured",
+    }
+    if "instance" in loaded.data["gpu"]:
+        changes[("gpu", "instance")] = yaml_str(matches[0]) if len(matches) == 1 else "null"
+    if gpu_name and "gpu_name" in loaded.data["stack"]:
+        changes[("stack", "gpu_name")] = yaml_str(gpu_name)
+    out = splice(text, changes)
+    if "correctness" in loaded.data:
+        out = replace_top_block(out, "correctness", (
+            f"{AS_NEW_REMINDER[0]}{loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"
+            f"{AS_NEW_REMINDER[1]}{gpu_type} to make this recipe verified.\n"
+            "correctness: null\n"))
+    first, _, rest = out.partition("\n")
+    for old in (str(old_path), old_path.as_posix()):
+        if first.startswith("#") and old.split("recipes/", 1)[-1] in first:
+            first = "# " + "recipes/" + new_path.as_posix().split("recipes/", 1)[-1]
+            break
+    return first + "\n" + rest
+
+
+def instance_of(text: str) -> str | None:
+    """gpu.instance of a recipe's text (None when null)."""
+    value = load_rt(text)["gpu"].get("instance")
+    return None if value is None else str(value)
+
+
+def _convergence_values(result: Any) -> dict[str, str]:
+    return {
+        "steps": str(result.steps),
+        "result": "pass" if result.passed else "fail",
+        "correlation": f"{result.correlation:.5f}",
+        "final_loss_difference": f"{result.final_loss_difference:.4f}",
+        "pointwise_failures": str(result.pointwise_failures),
+    }
+
+
+def _convergence_lines(result: Any, note: str | None, indent: int) -> list[str]:
+    pad = " " * indent
+    out = [f"{pad}convergence:\n"] + [f"{pad}  {k}: {v}\n" for k, v in _convergence_values(result).items()]
+    return out + ([f"{pad}  note: {yaml_str(note)}\n"] if note else [])
+
+
+def convergence_text(text: str, data: dict[str, Any], result: Any, note: str | None,
+                     arms: str | None = None) -> tuple[str, list[str]]:
+    """The recipe with correctness.convergence written (updated, inserted, or a new correctness block); the note
+    is replaced only when given, and a new check is noted with its two arms. Returns the text and what changed."""
+    said: list[str] = []
+    corr = data.get("correctness")
+    passed = bool(result.passed)
+    changes: dict[tuple[str, ...], str] = {}
+    if isinstance(corr, dict) and isinstance(corr.get("convergence"), dict):
+        base = ("correctness", "convergence")
+        changes = {(*base, k): v for k, v in _convergence_values(result).items()}
+        if note:
+            changes[(*base, "note")] = yaml_str(note)
+    else:
+        lines = text.splitlines(keepends=True)
+        block = top_block(lines, "correctness")
+        if isinstance(corr, dict):  # a correctness block without a convergence check: add one at its end
+            assert block is not None
+            start, end = block
+            child = next((ln for ln in lines[start + 1 : end] if ln.strip() and not ln.lstrip().startswith("#")), "  x")
+            indent = len(child) - len(child.lstrip(" "))
+            at = next((i for i in range(start + 1, end) if lines[i].startswith(" " * indent + "convergence:")), None)
+            if at is not None:  # `convergence: null`
+                lines[at : at + 1] = _convergence_lines(result, note or arms, indent)
+            else:
+                lines[end:end] = _convergence_lines(result, note or arms, indent)
+            said.append("correctness.convergence added")
+        else:  # no correctness evidence yet: this check is all of it
+            verdict = "pass" if passed else "fail"
+            new_block = [f"correctness:\n  result: {verdict}\n", *_convergence_lines(result, note or arms, 2)]
+            if block is not None:
+                start, end = block
+                while start > 0 and lines[start - 1].startswith(AS_NEW_REMINDER):
+                    start -= 1  # --as-new's reminder that the original's evidence stayed behind
+                lines[start:end] = new_block
+            else:
+                result_block = top_block(lines, "result")
+                at = result_block[1] if result_block else len(lines)
+                lines[at:at] = new_block
+            said.append(f"correctness written with result: {'pass' if passed else 'fail'}")
+            if passed and data.get("status") == "measured":
+                changes[("status",)] = "verified"
+                said.append("status measured -> verified (a passing convergence check is correctness evidence)")
+        text = "".join(lines)
+    if not passed and isinstance(corr, dict) and corr.get("result") == "pass":
+        changes[("correctness", "result")] = "fail"
+        said.append("correctness.result pass -> fail (its convergence check fails)")
+        if data.get("status") == "verified":
+            changes[("status",)] = "measured"
+            said.append("status verified -> measured")
+    return (splice(text, changes) if changes else text), said

@@ -1,0 +1,612 @@
+"""``remeasure`` as one pipeline: target -> measurement -> decision -> write, a dataclass between the steps.
+
+- `find_target` (Target): the recipe loaded inside its registry, the catalog, the file refusals, the preflight of
+  this machine (for a launch), and for --as-new the new recipe's path and text.
+- `measure` (Measured): the runs launched here, or the logs of runs made elsewhere, parsed and turned into the
+  recipe's figures (runner.measure, through generator.figures only).
+- `decide` (Decision): the change gate (generator.figures.change_tolerance_percent), the new recipe text (a
+  splice of the result) and the new evidence sidecar, and the report.
+- `write`: the new recipe and sidecar staged, checked by the registry's own check, then committed together;
+  runner/commit.py says how an interruption at any point leaves both old or both new.
+
+Every refusal is a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from generator import evidence, figures
+from generator.catalog import Catalog
+from generator.load import LoadedRecipe, load_recipe, recipe_id
+from generator.models import Recipe, Status
+from generator.problems import InputError, Problem
+from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root
+from runner import commit, yaml_edit
+from runner.yaml_edit import WriteError
+
+
+class Outcome(enum.Enum):
+    OK = "ok"
+    USAGE = "usage"
+    PREFLIGHT = "preflight"
+    RUN_FAILED = "run-failed"
+    BAD_LOG = "bad-log"
+    CHANGE = "change"
+    LOCKED = "locked"
+    DECLINED = "declined"
+    WRITE = "write"
+    CHECK = "check"
+    INTERRUPTED = "interrupted"
+
+
+class Stop(Exception):
+    """The pipeline ends here; the message is for stderr, the outcome for the exit code."""
+
+    def __init__(self, outcome: Outcome, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+GPU_HOURS_NOTE = {
+    "launch": "GPUs x the median run's wall time under the runner, launch to exit (start-up included)",
+    "from-log": "GPUs x the median run's span from its log's first to its last timestamp (start-up before the first "
+    "timestamped line not counted)",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    recipe: Path
+    runs: int | None = None
+    from_log: list[Path] = field(default_factory=list)
+    dry_run: bool = False
+    yes: bool = False
+    json: bool = False
+    accept_change: bool = False
+    accept_partial: bool = False
+    timeout: float | None = None
+    as_new: str | None = None
+    workdir: Path = Path(".")
+    root: Path | None = None
+    measured: dt.date | None = None
+
+
+# --- step 1: the target ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    options: Options
+    root: Path
+    catalog: Catalog
+    source: LoadedRecipe  # the recipe named on the command line
+    recipe: Recipe  # what is measured against (for --as-new: the copy for the GPUs present)
+    path: Path  # the file written: the recipe itself, or the --as-new file
+    recipe_id: str
+    text: str  # the written file's text now, with "\n" line ends (for --as-new: the new recipe's)
+    newline: str  # the line end it is written back with
+    old_bytes: bytes | None  # the file's bytes as read (None: --as-new, no file yet)
+    gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log)
+    fmt: str | None  # the log format of the recipe's framework
+    runs: int
+
+    @property
+    def display(self) -> str:
+        return display_path(self.path, self.root)
+
+
+def _registry_root(options: Options) -> Path:
+    """The registry the recipe belongs to; refused when it lies in none (no lock or file is made anywhere then)."""
+    if options.root is not None:
+        root = options.root.absolute()
+        if not is_root(root):
+            raise Stop(Outcome.USAGE, f"--root {options.root}: not a registry (no catalog/ and recipes/ there)")
+    else:
+        try:
+            root = find_root(options.recipe)
+        except RootNotFound as exc:
+            raise Stop(Outcome.USAGE, f"{options.recipe} is outside any registry: {exc}") from None
+    try:
+        commit.refuse_outside(options.recipe.absolute(), root)
+    except commit.WriteRefused as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+    return root
+
+
+def _gpus_from_env(value: str) -> Any:
+    from runner.preflight import Gpus
+
+    names: list[str] = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        count, sep, name = part.partition("x")
+        if sep and count.strip().isdigit():
+            names += [name.strip()] * int(count)
+        else:
+            names.append(part)
+    return Gpus(names, "OPENRECIPES_GPUS")
+
+
+def _preflight(options: Options, loaded: LoadedRecipe, catalog: Catalog) -> Any:
+    """This machine's GPUs, refused where they, the environment or the entry point cannot run the recipe."""
+    from runner.preflight import Refusal, check_entry, check_env, check_gpus, detect_gpus, gpu_type
+
+    recipe, where = loaded.recipe, str(options.recipe)
+    env_override = os.environ.get("OPENRECIPES_GPUS")
+    found = _gpus_from_env(env_override) if env_override else detect_gpus()
+    try:
+        try:
+            check_gpus(recipe, catalog, found, where)
+        except Refusal:
+            types = {gpu_type(n, catalog) for n in found.names}
+            per_node = min(recipe.gpu.count, recipe.gpu.per_node or recipe.gpu.count)
+            if not options.as_new or len(types) != 1 or None in types or found.count < per_node:
+                raise
+        check_env(recipe, where)
+        check_entry(recipe, where, options.workdir.resolve())
+    except Refusal as exc:
+        raise Stop(Outcome.PREFLIGHT, str(exc)) from None
+    return found
+
+
+def _as_new_name(name: str) -> str:
+    """--as-new NAME is a file name in the recipe's model folder: no folders, no leading dot."""
+    stem = name.removesuffix(".yaml")
+    if not stem or stem.startswith(".") or any(c in stem for c in "/\\\0") or stem != stem.strip():
+        raise Stop(Outcome.USAGE, f"--as-new {name!r}: give a plain name (letters, digits, '.', '-', '_'), not a path; "
+                                  "the new recipe goes beside the original, in its model's folder")
+    return stem
+
+
+def _as_new(target: Target, gpus: Any) -> Target:
+    """The target rewritten as a new measured recipe for the GPUs present, beside the original."""
+    from runner.preflight import gpu_type
+
+    options, loaded, catalog = target.options, target.source, target.catalog
+    stem = _as_new_name(options.as_new or "")
+    name = gpus.names[0] if gpus and gpus.names else None
+    new_type = gpu_type(name, catalog) if name else loaded.recipe.gpu.type
+    path = options.recipe.absolute().parent.parent / new_type.lower() / f"{stem}.yaml"
+    try:
+        commit.refuse_outside(path, target.root)
+    except commit.WriteRefused as exc:
+        raise Stop(Outcome.USAGE, f"--as-new: {exc}") from None
+    if os.path.lexists(path):
+        raise Stop(Outcome.USAGE, f"--as-new: {path} exists already; choose another NAME")
+    try:
+        text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path)
+    except WriteError as exc:
+        raise Stop(Outcome.USAGE, f"--as-new: {exc}") from None
+    spec = catalog.gpus[new_type]
+    gpu = loaded.recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb,
+                                               "instance": yaml_edit.instance_of(text)})
+    recipe = loaded.recipe.model_copy(update={"gpu": gpu, "status": Status.measured})
+    target.recipe, target.path, target.text, target.old_bytes = recipe, path, text, None
+    target.recipe_id = recipe_id(path, target.root / RECIPES_DIR)
+    return target
+
+
+def find_target(options: Options) -> Target:
+    from runner.logs import format_for
+
+    root = _registry_root(options)
+    try:
+        commit.refuse_unwritable(options.recipe, "recipe")
+        commit.refuse_unwritable(evidence.path_for(options.recipe), "evidence")
+        commit.refuse_folder(options.recipe.parent)
+    except commit.WriteRefused as exc:
+        raise Stop(Outcome.WRITE if not options.as_new else Outcome.USAGE, str(exc)) from None
+    try:
+        loaded = load_recipe(options.recipe, display_path(options.recipe, root), root / RECIPES_DIR)
+    except InputError as exc:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
+    catalog = Catalog.load(root)
+    if catalog.problems:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in catalog.problems))
+    if options.from_log and options.runs is not None and options.runs != len(options.from_log):
+        raise Stop(Outcome.USAGE, f"--runs {options.runs} but {len(options.from_log)} logs given with --from-log "
+                                  "(one log is one run)")
+    runs = len(options.from_log) if options.from_log else (options.runs or 1)
+    if runs < 1:
+        raise Stop(Outcome.USAGE, "--runs must be at least 1")
+    if loaded.recipe.status is Status.reported and not options.as_new:
+        raise Stop(Outcome.PREFLIGHT, f"{options.recipe} is a reported recipe: its figures are a publication's, not a "
+                   "measurement to overwrite. Pass --as-new NAME to write a measured recipe beside it from your run.")
+    raw = options.recipe.read_bytes()
+    try:
+        text, newline = yaml_edit.decode(raw, str(options.recipe))
+    except WriteError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+    gpus = None if options.from_log else _preflight(options, loaded, catalog)
+    target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,
+                    newline, raw, gpus, format_for(loaded.recipe.stack.framework), runs)
+    return _as_new(target, gpus) if options.as_new else target
+
+
+# --- step 2: the measurement ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Measured:
+    measurement: Any  # runner.measure.Measurement
+    source: str  # "launch" (run here) or "from-log" (a run made elsewhere)
+    command: str | None  # as recorded in the evidence: paths relative to the registry root
+    nccl: str | None
+    log_tail: list[str]
+
+
+def _relative(path: Path, root: Path, outside: str) -> str:
+    """A path as the evidence records it: relative to the registry root, or `outside` for one beyond it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix() or "."
+    except ValueError:
+        return outside
+
+
+def recorded_command(workdir: Path, script: Path, env: dict[str, str], root: Path) -> str:
+    """The launch command for the evidence: no folder of the measuring machine (the evidence is committed); a
+    working folder outside the registry (the framework's checkout) is written as $WORKDIR."""
+    from runner.launch import shell_quote_env
+
+    where = _relative(workdir, root, "$WORKDIR")
+    where = where if where == "$WORKDIR" else shlex.quote(where)
+    return f"cd {where} && {shell_quote_env(env)} bash {shlex.quote(_relative(script, root, script.name))}"
+
+
+def _confirm(target: Target, command: str, out: TextIO) -> None:
+    recipe, runs = target.recipe, target.runs
+    print(f"recipe: {target.source.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:", file=out)
+    for line in recipe.run.splitlines():
+        print(f"  | {line}", file=out)
+    if target.options.yes:
+        return
+    if not sys.stdin.isatty():
+        raise Stop(Outcome.DECLINED, "no terminal to confirm the launch on: pass --yes to run without asking")
+    if input("Launch? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise Stop(Outcome.DECLINED, "not launched")
+
+
+def _launch(target: Target, out: TextIO) -> Measured:
+    from runner import measure
+    from runner.launch import run_script, shell_quote_env
+    from runner.logs import LogError, parse_file, tail
+
+    options, recipe = target.options, target.recipe
+    workdir = options.workdir.resolve()
+    started = dt.datetime.now(dt.UTC)
+    run_dir = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    script = run_dir / "run.sh"
+    script.write_text(recipe.run, encoding="utf-8")
+    env = dict(os.environ) | dict(recipe.env)
+    shown = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
+    _confirm(target, shown, out)
+    wl = recipe.workload
+    results, logs, nccl = [], [], None
+    log_path = run_dir / "run1.log"
+    for i in range(target.runs):
+        log_path = run_dir / f"run{i + 1}.log"
+        print(f"run {i + 1}/{target.runs}: log {log_path}", file=out)
+        launched = run_script(
+            script, env, workdir, log_path, target.fmt or "openrecipes", recipe.result.steps_per_run,
+            figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count, options.timeout,
+            out, progress=not options.json,
+        )
+        log = launched.parsed if target.fmt else parse_file(log_path, None)
+        if not log.steps:
+            raise LogError(f"{log_path}: no {target.fmt or 'known-format'} training step lines in the run's output")
+        nccl = nccl or log.nccl_version
+        logs.append(log)
+        results.append(measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
+                                           allow_partial=options.accept_partial, exit_code=launched.returncode))
+    measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
+    command = recorded_command(workdir, script, dict(recipe.env), target.root)
+    return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(log_path))
+
+
+def _from_logs(target: Target) -> Measured:
+    from runner import measure
+    from runner.logs import parse_file, tail
+
+    options = target.options
+    results, logs, nccl = [], [], None
+    for name in options.from_log:
+        log = parse_file(name, target.fmt)
+        nccl = nccl or log.nccl_version
+        logs.append(log)
+        results.append(measure.run_figures(target.recipe, target.catalog, log, allow_partial=options.accept_partial))
+    measured = measure.measured_date(logs, given=options.measured)
+    return Measured(measure.combine(target.recipe, results, measured), "from-log", None, nccl,
+                    tail(options.from_log[-1]))
+
+
+def measure_runs(target: Target, out: TextIO) -> Measured:
+    from runner.launch import Interrupted, RunFailed
+    from runner.logs import LogError
+
+    try:
+        return _from_logs(target) if target.options.from_log else _launch(target, out)
+    except LogError as exc:
+        message = str(exc)
+        raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}\nnothing written") from None
+    except RunFailed as exc:
+        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
+    except Interrupted as exc:
+        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
+
+
+# --- step 3: the decision -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The new tokens/s against the recorded one, with the tolerance of generator.figures."""
+
+    recorded: float | None
+    new: float
+    tolerance_percent: float
+    change_percent: float | None
+
+    @property
+    def outside(self) -> bool:
+        return self.change_percent is not None and abs(self.change_percent) > self.tolerance_percent
+
+    def describe(self) -> str:
+        if self.recorded is None or self.change_percent is None:
+            return f"new figure {self.new:.1f} tokens/s/GPU (nothing recorded before)"
+        kind = "improvement" if self.change_percent > 0 else "regression"
+        verdict = f"an {kind}" if kind == "improvement" else f"a {kind}"
+        state = f"{verdict}, outside" if self.outside else "within"
+        return (
+            f"{self.new:.1f} tokens/s/GPU against the recorded {self.recorded:.1f} ({self.change_percent:+.2f}%): "
+            f"{state} the tolerance of +/-{self.tolerance_percent:.2f}% (the larger of "
+            f"{figures.CHANGE_TOLERANCE_MIN_PERCENT:g}% and {figures.CHANGE_TOLERANCE_CV_FACTOR:g} x the recorded "
+            f"step-time CV, at most {figures.CHANGE_TOLERANCE_MAX_PERCENT:g}%)"
+        )
+
+
+def gate(recipe: Recipe, new_tps: float) -> Gate:
+    # A recipe never measured (result.measured null) holds a placeholder figure: nothing to compare with.
+    recorded = recipe.result.tokens_per_s_per_gpu if recipe.result.measured is not None else None
+    tolerance = figures.change_tolerance_percent(recipe.result.step_time_cv_percent)
+    change = (new_tps / recorded - 1.0) * 100.0 if recorded else None
+    return Gate(recorded, new_tps, tolerance, change)
+
+
+@dataclass
+class Decision:
+    gate: Gate
+    refused: bool  # outside the gate and not accepted
+    new_text: str
+    evidence: dict[str, Any]
+    report: dict[str, Any]
+    warnings: list[str]
+
+
+def _warnings(m: Any) -> list[str]:
+    said = [w for r in m.runs for w in r.warnings]
+    cv = m.median.step_time_cv_percent
+    if cv > figures.NOISY_STEP_TIME_CV_PERCENT:
+        said.append(f"noisy run: the step-time CV is {cv:.2f}%, above {figures.NOISY_STEP_TIME_CV_PERCENT:g}% "
+                    "(find why before trusting the figure; a verified recipe needs result.step_time_cv_note)")
+    return said
+
+
+def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], list[str]]:
+    from runner import environment
+
+    if measured.source != "launch":
+        return {"captured": "from the log (the run was made elsewhere)", "nccl": measured.nccl}, []
+    gpus = target.gpus
+    env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl)
+    return env, environment.differences(target.recipe, env)
+
+
+def _provenance(recipe: Recipe, root: Path) -> dict[str, Any]:
+    """The project's commit and whether its tree was dirty (and the image digest a recipe states); no paths."""
+    from runner import environment
+
+    return environment.evidence_provenance(recipe, root)
+
+
+def _existing_evidence(target: Target) -> dict[str, Any] | None:
+    """The sidecar that describes the target's text now (after an interrupted write: the one it embeds)."""
+    if target.options.as_new:
+        return None
+    try:
+        found = evidence.load(target.path)
+        return evidence.describing(found.data, target.old_bytes).data if found else None
+    except evidence.EvidenceError:
+        return None
+
+
+def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
+    from runner.yaml_edit import result_changes, rounded, splice
+
+    options, m = target.options, measured.measurement
+    fields = m.result_fields()
+    written = {k: rounded(k, v) for k, v in fields.items()}
+    if m.gpu_hours is None:
+        print("gpu_hours: the log has no timestamps to time the run by; gpu_hours left as it was", file=out)
+    warnings = _warnings(m)
+    for w in warnings:
+        print(f"warning: {w}", file=out)
+    env, diffs = _environment(target, measured)
+    for d in diffs:
+        print(f"stack differs from the recipe: {d}", file=out)
+    g = gate(target.recipe, m.median.tokens_per_s_per_gpu)
+    print("new recipe (--as-new): no recorded figure to compare" if options.as_new else g.describe(), file=out)
+    changes = result_changes(fields)
+    if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
+        changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(GPU_HOURS_NOTE[measured.source])
+    try:
+        new_text = splice(target.text, changes)
+    except WriteError as exc:
+        raise Stop(Outcome.USAGE, f"{target.display}: {exc}") from None
+    extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
+             "warnings": warnings, "provenance": _provenance(target.recipe, target.root)}
+    data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
+                          measured.command, env, diffs, measured.log_tail, _existing_evidence(target), extra)
+    report = {
+        "recipe": target.recipe_id,
+        "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
+        "usd_per_million_tokens": m.median.usd_per_million_tokens,
+        "mfu": m.median.mfu,
+        "step_time_cv_percent": m.median.step_time_cv_percent,
+        "cv_basis": m.median.cv_basis,
+        "noisy": extra["noisy"],
+        "window": list(m.median.window),
+        "window_tokens": m.median.window_tokens,
+        "steps": m.median.steps,
+        "runs": len(m.runs),
+        "runs_cv_percent": m.runs_cv_percent,
+        "runs_tokens_per_s_per_gpu": [r.tokens_per_s_per_gpu for r in m.runs],
+        "gpu_hours": m.gpu_hours,
+        "measured": m.measured.isoformat(),
+        "written": written | {"measured": m.measured.isoformat()},
+        "recorded_tokens_per_s_per_gpu": g.recorded,
+        "change_percent": g.change_percent,
+        "tolerance_percent": g.tolerance_percent,
+        "gate": "new" if options.as_new else ("outside" if g.outside else "within"),
+        "stack_differences": diffs,
+        "warnings": warnings,
+        "source": measured.source,
+        "dry_run": options.dry_run,
+        "wrote": False,
+    }
+    refused = bool(g.outside and not options.accept_change and not options.as_new)
+    return Decision(g, refused, new_text, data, report, warnings)
+
+
+# --- step 4: the write ----------------------------------------------------------------------------------------
+
+
+def _changes(target: Target, decision: Decision) -> list[commit.FileChange]:
+    """The sidecar first, then the recipe (runner/commit.py says why that order)."""
+    recipe_bytes = yaml_edit.encode(decision.new_text, target.newline)
+    sidecar = evidence.path_for(target.path)
+    old_sidecar = commit.current_bytes(sidecar)
+    data = evidence.chained(decision.evidence, recipe_bytes, target.old_bytes, _existing_evidence(target))
+    mode = commit.mode_of(target.options.recipe)
+    return [
+        commit.FileChange(sidecar, evidence.dumps(data).encode(), old_sidecar, commit.mode_of(sidecar, mode & 0o666)),
+        commit.FileChange(target.path, recipe_bytes, target.old_bytes, mode),
+    ]
+
+
+def check_staged(target: Target, recipe: Path, staging: commit.Staging) -> list[Problem]:
+    """The registry's check of the staged recipe with its staged sidecar, located at the real file's lines."""
+    from generator.check import check_recipe
+
+    try:
+        loaded = load_recipe(recipe, target.display, staging.place(target.root / RECIPES_DIR))
+    except InputError as exc:
+        return exc.problems
+    return check_recipe(loaded, target.catalog, dt.date.today())
+
+
+def _diff(target: Target, new_text: str) -> str:
+    from runner.yaml_edit import unified_diff
+
+    return unified_diff(target.text if not target.options.as_new else "", new_text, target.display)
+
+
+def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
+    options, sidecar_name = target.options, evidence.path_for(target.path).name
+    if decision.refused:
+        raise Stop(Outcome.CHANGE, f"not written: {decision.gate.describe()}. If the change is real, run again with "
+                                   "--accept-change.")
+    if commit.current_bytes(target.path) != target.old_bytes:  # a hand edit meanwhile: never overwrite it
+        raise Stop(Outcome.LOCKED, f"{target.path} changed while it was being measured (edited meanwhile?); nothing "
+                                   "written. Run again.")
+    changes = _changes(target, decision)
+    try:
+        with commit.Staging(target.root) as staging:
+            staged = commit.stage(changes, staging)
+            problems = check_staged(target, staged[1], staging)
+            if problems:
+                lines = "\n".join(f"  {p}" for p in problems)
+                raise Stop(Outcome.CHECK, f"not written: the new figures would not pass `python -m generator check`:"
+                                          f"\n{lines}")
+            if options.dry_run:
+                print(_diff(target, decision.new_text) or "(no change)", file=out)
+                print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)
+                return Outcome.OK
+
+            def announce(paths: list[Path]) -> None:
+                decision.report["wrote"] = True
+                print(_diff(target, decision.new_text) or f"{target.display}: figures unchanged at the stated "
+                      "precision", file=out)
+                print(f"wrote {target.display} and {sidecar_name}", file=out)
+
+            target.path.parent.mkdir(parents=True, exist_ok=True)  # --as-new for another GPU: its folder
+            commit.commit(changes, staged, staging, announce)
+    except commit.Changed as exc:
+        raise Stop(Outcome.LOCKED, str(exc)) from None
+    except commit.CommitFailed as exc:
+        raise Stop(Outcome.WRITE, str(exc)) from None
+    except commit.WriteRefused as exc:
+        raise Stop(Outcome.WRITE, f"{exc}; nothing written") from None
+    except OSError as exc:  # staging: a full disk, permissions; nothing was renamed into the registry
+        raise Stop(Outcome.WRITE, f"{exc.filename or ''}: {exc.strerror or exc}; nothing written "
+                                  f"({target.display} and {sidecar_name} are as they were)") from None
+    if options.as_new:
+        print(f"{target.display} is a new recipe: review its author, notes and correctness before committing it",
+              file=out)
+    return Outcome.OK
+
+
+# --- the pipeline ---------------------------------------------------------------------------------------------
+
+
+def recover(root: Path, recipe: Path, dry_run: bool, out: TextIO) -> None:
+    """Rolls back the sidecar of a write killed between its two renames (see runner/commit.py), saying so."""
+    found = commit.rollback_change(recipe)
+    if found is None:
+        return
+    change, what = found
+    if dry_run:
+        print(f"{what} (dry run: not rolled back now)", file=out)
+        return
+    try:
+        with commit.Staging(root) as staging:
+            commit.commit([change], commit.stage([change], staging), staging, lambda paths: print(what, file=out))
+    except (commit.Changed, commit.CommitFailed, OSError) as exc:
+        raise Stop(Outcome.WRITE, f"{what}, but that failed: {exc}") from None
+    except commit.InterruptedAfterCommit:
+        raise Stop(Outcome.INTERRUPTED, "interrupted after that roll-back; nothing else written") from None
+
+
+def remeasure(options: Options, out: TextIO) -> tuple[Outcome, dict[str, Any] | None]:
+    """The pipeline; returns the outcome and the report (None where it stopped before the figures)."""
+    target = find_target(options)
+    commit.clean_stale(target.root)
+    try:
+        held = commit.recipe_lock(target.root, target.path)
+        with held:
+            if not options.as_new:
+                recover(target.root, target.path, options.dry_run, out)
+            measured = measure_runs(target, out)
+            decision = decide(target, measured, out)
+            try:
+                return write(target, decision, out), decision.report
+            except Stop as stop:
+                if stop.outcome is Outcome.CHANGE:
+                    print(f"error: {stop}", file=sys.stderr)
+                    return Outcome.CHANGE, decision.report
+                raise
+    except commit.LockHeld as exc:
+        raise Stop(Outcome.LOCKED, str(exc)) from None
+    except commit.InterruptedAfterCommit as exc:
+        raise Stop(Outcome.INTERRUPTED, f"{exc}: the recipe and its evidence are both new") from None
+
