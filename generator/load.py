@@ -180,7 +180,9 @@ def _unambiguous_spelling(*readings: Any) -> str:
     """How to write each non-text reading so that both versions agree on it."""
     spelled: list[str] = []
     for value in readings:
-        if isinstance(value, bool):
+        if value is None:
+            text = "null"
+        elif isinstance(value, bool):
             text = str(value).lower()
         elif isinstance(value, int):
             text = str(value)
@@ -320,7 +322,8 @@ class _Builder:
             return _NOT_CORE
         try:
             value = _SCALAR_CONSTRUCTOR[node.tag](self._constructor, node)
-        except (ValueError, KeyError, TypeError, OverflowError):
+        except Exception:  # noqa: BLE001 - PyYAML's constructors fail in many ways on a tagged value (IndexError on
+            # an empty `!!float`, AttributeError on `!!timestamp 1`); each is the same problem here
             if node.tag == _TIMESTAMP_TAG:
                 message = f"{text!r} is not a valid date (YYYY-MM-DD; quote it if it is text)"
             else:
@@ -375,6 +378,15 @@ def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
 
 
+def _within(text: str, line: int, col: int) -> tuple[int, int]:
+    """A parser's mark kept inside the file: at the end of a file without a final newline, libyaml's mark is on the
+    line after the last; the problem is then at the end of the last line."""
+    lines = text.splitlines() or [""]
+    if line <= len(lines):
+        return line, col
+    return len(lines), len(lines[-1]) + 1
+
+
 def _character_problems(text: str, name: str) -> list[Problem]:
     """Control, separator and bidi characters, each at its line and column (YAML would report 1:1, or count NEL
     and U+2028 as line breaks that editors do not show)."""
@@ -401,7 +413,7 @@ def _compose(text: str, name: str) -> yaml.Node | None:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        line, col = _within(text, mark.line + 1, mark.column + 1) if mark else (1, 1)
         parts = [p for p in (exc.context, exc.problem) if p]
         message = f"YAML syntax error: {', '.join(parts) or 'unreadable'}"
         lines = text.split("\n")
