@@ -197,4 +197,19 @@ def framework_name(framework: str) -> str:
 
 
 def csv_number(value: float | None) -> str:
+    """A figure of recipes.csv, as a number: never neutralised, so a negative figure stays a number a spreadsheet
+    can sum (it is the site's own float, never contributor text, and "-1.5" is data, not a formula)."""
     return "" if value is None else repr(float(value))
+
+
+# Spreadsheet formula injection (OWASP, "CSV Injection"): Excel, LibreOffice and Google Sheets evaluate a cell
+# that starts with one of these (tab and carriage return can precede a formula the application then trims).
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(value: object) -> str:
+    """A text cell of recipes.csv, neutralised as OWASP recommends: a leading formula character gets a single
+    quote before it, so a spreadsheet shows the text instead of running it. Every text column goes through this,
+    even one whose text looks like a number ('-1' as a framework is text); figures go through csv_number."""
+    text = str(value)
+    return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text

@@ -263,7 +263,8 @@ def _home(run: _Render) -> Page:
 def _download_links(page: str) -> list[dict[str, str]]:
     return [{"name": name, "href": views.href(page, f"{DOWNLOADS}/{name}"), "what": what} for name, what in (
         ("recipes.json", "every recipe with its derived figures"),
-        ("recipes.csv", "one row per recipe, the table's figures"),
+        ("recipes.csv", "one row per recipe, the table's figures (a text cell that begins with =, +, -, @, a tab "
+                        "or a carriage return starts with ' so that no spreadsheet runs it as a formula)"),
         ("recipe.schema.json", "the recipe's JSON Schema (2020-12)"))]
 
 
@@ -368,10 +369,13 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     r = loaded.recipe
     f = views.recipe_figures(loaded, registry.catalog)
     out = io.StringIO()
+    # Text cells neutralised against formula injection (fmt.csv_text), figures and the GPU count left as numbers.
+    text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
     csv.writer(out, lineterminator="\n").writerow([
-        loaded.id, r.model, r.gpu.type, r.gpu.count, r.gpu.instance or "", r.status.value,
-        fmt.framework_name(r.stack.framework), r.layout.label, fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd),
-        fmt.csv_number(f.mfu), fmt.csv_number(f.cv), fmt.date(r.result.measured) if r.result.measured else ""])
+        *text, r.gpu.count, fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
+        fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
+        fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu), fmt.csv_number(f.cv),
+        fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
     return out.getvalue()
 
 

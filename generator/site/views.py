@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 from generator import figures
 from generator.catalog import Catalog
 from generator.load import LoadedRecipe
+from generator.models import ENV_NAME_PATTERN
 from generator.site import formatting as fmt
 
 ORIGIN_MEASURED = "measured here"  # measured or verified: figures from our own runs
@@ -298,12 +300,20 @@ def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
     return {"summary": summary, "tests": tests, "convergence": conv}
 
 
+# The names `export` may take. The recipe model refuses any other (a check problem); the site tests them again so
+# that a page can never turn a name into a command, whatever reached the renderer.
+_ENV_NAME = re.compile(ENV_NAME_PATTERN.removeprefix("^").removesuffix("$"))
+
+
 def env_script(loaded: LoadedRecipe) -> str:
-    return "\n".join(f"export {k}={_shell_quote(v)}" for k, v in loaded.recipe.env.items())
-
-
-def _shell_quote(value: str) -> str:
-    return value if re.fullmatch(r"[A-Za-z0-9_./:=,+@%-]*", value) else "'" + value.replace("'", "'\\''") + "'"
+    """The copyable `export` block: each value shell-quoted (shlex.quote: single quotes, so `$(...)`, backquotes and
+    `;` stay text), each name a shell identifier or not rendered at all."""
+    env = loaded.recipe.env
+    lines = [f"export {name}={shlex.quote(value)}" for name, value in env.items() if _ENV_NAME.fullmatch(name)]
+    left_out = len(env) - len(lines)
+    if left_out:  # the name itself is never echoed: it is the unsafe part
+        lines.append(f"# {left_out} variable(s) left out: a name that is not a shell identifier")
+    return "\n".join(lines)
 
 
 def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
