@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from generator import figures
+
 # Stated precision of each written figure (decimal places); None: an integer or a date.
 PRECISION: dict[str, int | None] = {
     "tokens_per_s_per_gpu": 1,
@@ -81,6 +83,8 @@ def _places(field: str, value: Any) -> int | None:
     v = abs(float(value))
     if 0 < v < 10 ** -places:
         places = 1 - math.floor(math.log10(v))  # two significant digits
+    if field in figures.PRECISIONS:  # never coarser than check requires ($/1M: 2 significant figures, 0.023)
+        places = max(places, figures.PRECISIONS[field].required_decimals(v))
     return places
 
 
