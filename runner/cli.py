@@ -326,8 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except KeyboardInterrupt:  # every write converts a Ctrl-C that came during it (runner/commit.py)
-        _err("interrupted; nothing written")
+    except KeyboardInterrupt:
+        from runner.commit import WRITTEN
+
+        done = ", ".join(str(p) for p in WRITTEN)
+        _err(f"interrupted after writing {done} (each file whole and checked)" if WRITTEN else
+             "interrupted; nothing written")
         return EXIT_INTERRUPTED
     except OSError as exc:  # before any write: the writes report their own failures with what was written
         _err(f"{exc.filename or ''}: {exc.strerror or exc}; nothing written")

@@ -44,6 +44,9 @@ RUNS_DIR = ".openrecipes-runs"
 STAGING_DIR = "staging"
 DEFAULT_MODE = 0o644
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# Every file this process has written into a registry, in order: an interruption anywhere later is reported with
+# what was written (runner/cli.py), never as "nothing written".
+WRITTEN: list[Path] = []
 
 
 class LockHeld(Exception):
@@ -284,6 +287,7 @@ def commit(changes: list[FileChange], staged: list[Path | None], staging: Stagin
                 except OSError as exc:
                     raise CommitFailed(_failure(c, exc, changes, written, backups)) from None
                 written.append(c.path)
+                WRITTEN.append(c.path)
             announce(written)
     except KeyboardInterrupt:
         if len(written) == len(changes):

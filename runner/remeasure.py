@@ -558,7 +558,7 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     except commit.WriteRefused as exc:
         raise Stop(Outcome.WRITE, f"{exc}; nothing written") from None
     except OSError as exc:  # staging: a full disk, permissions; nothing was renamed into the registry
-        raise Stop(Outcome.WRITE, f"{exc.filename or ''}: {exc.strerror or exc}; nothing written "
+        raise Stop(Outcome.WRITE, f"{exc.filename or 'staging the new files'}: {exc.strerror or exc}; nothing written "
                                   f"({target.display} and {sidecar_name} are as they were)") from None
     if options.as_new:
         print(f"{target.display} is a new recipe: review its author, notes and correctness before committing it",

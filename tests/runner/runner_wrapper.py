@@ -41,8 +41,8 @@ def _install_faults(at: int | None, sig: int | None, count_file: str | None) -> 
 
     def wrap(name: str, real):  # noqa: ANN001, ANN202 - a thin shim around each os function
         def step(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            if name == "open" and len(args) > 1 and not args[1] & _WRITE_FLAGS:
-                return real(*args, **kwargs)  # reading is not a file-system change
+            if name == "open" and (len(args) > 1 and not args[1] & _WRITE_FLAGS or str(args[0]).startswith("/dev/")):
+                return real(*args, **kwargs)  # reading (or /dev/null for a child process) changes no file
             seen[0] += 1
             if count_file:
                 with open(count_file, "a") as handle:
