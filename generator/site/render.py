@@ -82,10 +82,24 @@ def _markdown(title: str, body: str, hide: list[str] | None = None) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in meta.items()) + "---\n\n" + body
 
 
-def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> str:
-    """The card alone, as HTML (the golden test reads this)."""
+def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry, lead: Markup | None = None) -> str:
+    """The card alone, as HTML (the golden test reads this). `lead` (the recipe page's status, headline tiles and
+    evidence summary) goes under its title; it holds no element the card's text is read from."""
     src = views.recipe_src(loaded)
-    return env.get_template("card.html.j2").render(card=views.card(loaded, registry.catalog, src))
+    extra = {"lead": lead} if lead is not None else {}
+    return env.get_template("card.html.j2").render(card=views.card(loaded, registry.catalog, src), **extra)
+
+
+def _lead(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> Markup:
+    cat = registry.catalog
+    r = loaded.recipe
+    src = views.recipe_src(loaded)
+    lead = {"status": r.status.value, "status_meaning": views.STATUS_MEANING[r.status.value],
+            "status_line": views.status_line(loaded), "id": loaded.id, "model": r.model,
+            "model_href": views.href(src, views.model_src(cat, r.model)), "gpu_type": r.gpu.type,
+            "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, cat),
+            "evidence": views.evidence_summary(loaded)}
+    return Markup(env.get_template("recipe_lead.html.j2").render(lead=lead))
 
 
 def _json_script(value: Any) -> Markup:
@@ -145,7 +159,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
                         "tflops": fmt.stated(s.published_model_tflops_per_gpu)
                         if s.published_model_tflops_per_gpu is not None else fmt.DASH}
                        for s in (r.publication.superseded if r.publication else [])],
-        "card_html": Markup(render_card(env, loaded, registry)),
+        "card_html": Markup(render_card(env, loaded, registry, _lead(env, loaded, registry))),
         "status": r.status.value,
         "status_meaning": views.STATUS_MEANING[r.status.value],
         "model": r.model,
@@ -169,7 +183,9 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "yaml_name": loaded.id.split("/")[-1] + ".yaml",
     }
     title = f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}"
-    return Page(_markdown(title, env.get_template("recipe.md.j2").render(**ctx)), fmt.plain_title(title))
+    # No sidebar navigation (recipe pages are not in it; the tabs navigate); the table of contents stays.
+    return Page(_markdown(title, env.get_template("recipe.md.j2").render(**ctx), hide=["navigation"]),
+                fmt.plain_title(title))
 
 
 class _Memo:

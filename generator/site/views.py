@@ -157,6 +157,60 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     return {"title": fmt.title(r.model, r.gpu.type), "rows": rows, "run": r.run.rstrip("\n")}
 
 
+# "worst ... 1.62e-2 against a bound of 4.07e-2": the number a component test is judged by, where its detail
+# states one (the detail is free text; without such a phrase the summary names the test's GPU and date).
+_BOUND = re.compile(r"(\d[\d.,]*(?:e-?\d+)?)\s+against a bound of\s+(\d[\d.,]*(?:e-?\d+)?)")
+
+
+def status_line(loaded: LoadedRecipe) -> str:
+    """The badge's date: when the recipe was last verified (its newest component test), measured, or where it was
+    published."""
+    r = loaded.recipe
+    corr = r.correctness
+    if r.status.value == "verified" and corr is not None and corr.component_tests:
+        return f"verified {fmt.date(max(t.date for t in corr.component_tests))}"
+    if r.result.measured is not None:
+        return f"measured {fmt.date(r.result.measured)}"
+    pub = r.publication
+    if pub is not None and pub.release:
+        return f"published in release {pub.release}"
+    return r.status.value
+
+
+def headline_tiles(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
+    """The recipe page's headline figures, at the tables' precision (the card below keeps every decimal)."""
+    f = recipe_figures(loaded, catalog)
+    r = loaded.recipe
+    return [
+        {"key": "tokens", "label": "Tokens/s per GPU", "value": fmt.short(f.tokens_per_s)},
+        {"key": "usd", "label": "$ / 1M tokens", "value": fmt.usd_short(f.usd)},
+        {"key": "mfu", "label": "MFU" + (f" ({fmt.peak_name(f.mfu_peak)} peak)" if f.mfu_peak else ""),
+         "value": fmt.percent(f.mfu)},
+        {"key": "gpu_hours", "label": "GPU-hours", "value": fmt.hours(r.result.gpu_hours)},
+        {"key": "cv", "label": "Step-time CV", "value": fmt.percent_value(f.cv, 1)},
+    ]
+
+
+def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
+    """One line per component test and the convergence check: its name, pass/fail and its key number."""
+    corr = loaded.recipe.correctness
+    if corr is None:
+        return []
+    out = []
+    for t in corr.component_tests:
+        bound = _BOUND.search(t.detail or "")
+        key = (f"worst error {bound.group(1)} against a bound of {bound.group(2)}" if bound
+               else f"{t.gpu}, {fmt.date(t.date)}")
+        out.append({"name": t.test, "result": t.result.value, "key": key, "href": f"#component-test-{len(out) + 1}"})
+    if corr.convergence is not None:
+        c = corr.convergence
+        out.append({"name": f"Convergence check, {fmt.plural(c.steps, 'step')}", "result": c.result.value,
+                    "key": f"loss correlation {fmt.stated(c.correlation)}, final loss difference "
+                           f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}",
+                    "href": "#convergence"})
+    return out
+
+
 def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
     """Decoder layers per pipeline stage: the split's first and last, the middle shared evenly."""
     lay = loaded.recipe.layout

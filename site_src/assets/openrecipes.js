@@ -234,7 +234,19 @@
     });
   }
 
+  // A link into a folded section (the evidence summary's, a search result's) opens the folds around its target.
+  function openFoldsFor(hash) {
+    if (!hash || hash.length < 2) return;
+    var target = document.getElementById(decodeURIComponent(hash.slice(1)));
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+  }
+
+  window.addEventListener("hashchange", function () { openFoldsFor(location.hash); });
+
   function init() {
+    openFoldsFor(location.hash);
     initFilters(document);
     initSort(document);
     initCharts(document);

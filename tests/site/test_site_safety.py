@@ -29,7 +29,9 @@ def _poison(value, key: str | None = None):  # noqa: ANN001, ANN202
         return [_poison(v, key) for v in value]
     if isinstance(value, str) and key not in FIXED:
         if key in URLS:
-            return "javascript:window.__xss=6"
+            # The loader refuses a javascript: URL in most URL fields now: those get an http(s) URL that tries to
+            # break out of its attribute, followed by the payload as a note.
+            return 'https://example.org/x?"><script>window.__xss=6</script> ' + PAYLOAD
         return PAYLOAD + value
     return value
 
@@ -38,7 +40,7 @@ def xss_recipe() -> dict:
     data = _poison(copy.deepcopy(reference_data()))
     data["env"] = {"XSS": PAYLOAD}
     data["patches"] = [{"file": PAYLOAD, "description": PAYLOAD}]
-    data["author"]["url"] = "javascript:window.__xss=7"
+    data["author"]["url"] = 'https://example.org/x?"onmouseover="window.__xss=7'  # javascript: is refused on load
     return data
 
 

@@ -223,3 +223,58 @@ def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # no
         found = wide.eval_on_selector_all("table.or-sortable tbody tr", "els => els.map(r => r.dataset.orRecipe)")
         assert found and set(found) <= ids
         assert wide.locator("table.or-sortable tbody tr td[data-or-col=tokens]").count() == len(found)
+
+
+# Item 2: the recipe page's hierarchy.
+
+def _boxes(page, selectors: list[str]) -> list[dict]:  # noqa: ANN001
+    return [page.locator(sel).first.bounding_box() for sel in selectors]
+
+
+def test_item2_title_status_tiles_evidence_then_card_on_a_phone(phone, registry) -> None:  # noqa: ANN001
+    phone.goto(f"recipes/{REF_ID}/")
+    order = ["#card h1", ".or-lead__status .or-status", ".or-tiles", ".or-evidence", "#card dl dt"]
+    boxes = _boxes(phone, order)
+    assert all(b is not None for b in boxes)
+    ys = [b["y"] for b in boxes]
+    assert ys == sorted(ys), dict(zip(order, ys, strict=True))
+    # Every headline figure on the first screen of a 390 x 844 phone.
+    for key in ("tokens", "usd", "mfu", "gpu_hours", "cv"):
+        tile = phone.locator(f"[data-or-tile={key}]")
+        box = tile.bounding_box()
+        assert tile.is_visible() and box["y"] + box["height"] <= 844, (key, box)
+    assert phone.locator(".or-lead__status .or-status").inner_text() == "verified"
+    assert phone.locator(".or-lead__date").inner_text() == "verified 2026-10-21"
+    loaded = next(x for x in registry.recipes if x.id == REF_ID)
+    f = views.recipe_figures(loaded, registry.catalog)
+    assert phone.locator("[data-or-tile=tokens] .or-tile__value").inner_text() == fmt.short(f.tokens_per_s)
+    assert phone.locator("[data-or-tile=usd] .or-tile__value").inner_text() == fmt.usd_short(f.usd)
+
+
+def test_item2_card_text_unchanged_and_detail_folds(wide) -> None:  # noqa: ANN001
+    from sitehelpers import GOLDEN_CARD
+
+    wide.goto(f"recipes/{REF_ID}/")
+    blocks = wide.eval_on_selector_all("#card h1, #card dt, #card dd, #card pre code",
+                                       "els => els.map(e => e.tagName === 'CODE' ? e.innerText : e.innerText.trim())")
+    assert "\n\n".join(b.rstrip("\n") for b in blocks) == GOLDEN_CARD.read_text().rstrip("\n")
+    folds = wide.eval_on_selector_all("details.or-fold", "els => els.map(d => [d.querySelector('h2').id, d.open])")
+    state = dict(folds)
+    assert state["figures"] and state["layout"] and not state["source"] and not state["correctness"], folds
+    assert wide.evaluate("document.documentElement.scrollHeight") < 9000  # was 14,700 px
+    # The evidence summary: pass/fail and its key number per test, each a link that opens its folded detail.
+    items = wide.locator(".or-evidence__item")
+    assert items.count() == 3
+    assert "1.62e-2 against a bound of 4.07e-2" in items.nth(0).inner_text()
+    assert "correlation 0.98649" in items.nth(2).inner_text()
+    items.nth(1).locator("a").click()
+    target = wide.locator("#component-test-2")
+    target.wait_for()
+    assert target.is_visible() and wide.evaluate("document.getElementById('correctness').closest('details').open")
+
+
+def test_item2_reported_recipe_says_where_from(wide) -> None:  # noqa: ANN001
+    wide.goto("recipes/llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs/")
+    assert wide.locator(".or-lead__status .or-status").inner_text() == "reported"
+    assert wide.locator(".or-lead__date").inner_text() == "published in release 25.11"
+    assert wide.locator("[data-or-tile=mfu] .or-tile__label").inner_text() == "MFU (FP8 peak)"
