@@ -199,13 +199,16 @@ def _as_new(target: Target, gpus: Any) -> Target:
 def find_target(options: Options) -> Target:
     from runner.logs import format_for
 
+    if options.as_new is not None:
+        _as_new_name(options.as_new)  # before anything: "" or a path is refused, never taken as "no --as-new"
     root = _registry_root(options)
-    try:
-        commit.refuse_unwritable(options.recipe, "recipe")
-        commit.refuse_unwritable(evidence.path_for(options.recipe), "evidence")
-        commit.refuse_folder(options.recipe.parent)
-    except commit.WriteRefused as exc:
-        raise Stop(Outcome.WRITE if not options.as_new else Outcome.USAGE, str(exc)) from None
+    if not options.as_new:  # the recipe itself is written: refuse what a rename would damage, before measuring
+        try:
+            commit.refuse_unwritable(options.recipe, "recipe")
+            commit.refuse_unwritable(evidence.path_for(options.recipe), "evidence")
+            commit.refuse_folder(options.recipe.parent)
+        except commit.WriteRefused as exc:
+            raise Stop(Outcome.WRITE, str(exc)) from None
     try:
         loaded = load_recipe(options.recipe, display_path(options.recipe, root), root / RECIPES_DIR)
     except InputError as exc:
