@@ -552,6 +552,9 @@ def validation_problems(doc: YamlDocument, model: type[BaseModel], exc: Validati
     return sorted(set(problems))
 
 
+_MAX_SHOWN = 200
+
+
 def _message(err: dict[str, Any]) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -562,6 +565,8 @@ def _message(err: dict[str, Any]) -> str:
         return "must be a finite number (not NaN or infinity)"
     value = err.get("input")
     shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+    if len(shown) > _MAX_SHOWN:  # a 400,000-character value is not echoed whole into a one-line problem
+        shown = f"{shown[:_MAX_SHOWN]}... ({len(shown):,} characters)"
     text = err["msg"]
     if text.startswith("Value error, "):
         text = text[len("Value error, ") :]

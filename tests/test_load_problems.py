@@ -148,3 +148,9 @@ def test_every_scalar_the_two_readers_disagree_on_is_a_problem(text: str, tmp_pa
 def test_scalars_both_readers_agree_on_pass(text: str, tmp_path: Path) -> None:
     path = write(tmp_path, f"schema_version: 1\nnotes: {text}\n")
     assert read_yaml(path, "r.yaml").problems == []
+
+
+def test_a_long_value_is_not_echoed_whole(tmp_path: Path) -> None:
+    path = write(tmp_path, REFERENCE.read_text().replace("  count: 8\n", "  count: " + "x" * 300_000 + "\n"))
+    (p,) = [p for p in problems(path) if p.field == "gpu.count"]
+    assert len(str(p)) < 400 and "(300,002 characters)" in p.message
