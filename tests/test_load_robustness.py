@@ -174,3 +174,18 @@ def test_every_load_corpus_case_in_one_run(tmp_path: Path) -> None:
     lines = problems_of(check(root, "--no-cache"))
     for place, line in expected.items():
         assert any(ln.startswith(f"{place}:{line}:") for ln in lines), (place, line)
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder"])
+def test_evidence_reader_refuses_what_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    from generator import evidence
+
+    path = tmp_path / "x.evidence.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(evidence.EvidenceError, match="is not a regular file"):
+        evidence.read_bytes(path)
