@@ -172,6 +172,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "results": views.result_rows(loaded, cat),
         "layout": views.layout_rows(loaded),
         "stages": views.pipeline_stages(loaded, cat),
+        "vpp": r.layout.vpp,
         "stack": views._field_rows(r.stack, fmt.STACK_LABELS),
         "workload": views.workload_rows(loaded),
         "correctness": views.correctness(loaded),

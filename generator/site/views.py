@@ -212,7 +212,12 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
 
 
 def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
-    """Decoder layers per pipeline stage: the split's first and last, the middle shared evenly."""
+    """Decoder layers per pipeline stage: the split's first and last, the middle shared evenly.
+
+    With VPP > 1 the stages interleave as Megatron's interleaved schedule places them: the layers form VPP virtual
+    pipelines one after another, each split over the stages in the same proportions (a stage's layers / VPP), so
+    stage s holds chunk s of every virtual pipeline (megatron.core get_transformer_layer_offset). Where the counts do
+    not divide evenly, no table is shown rather than a guess."""
     lay = loaded.recipe.layout
     card = catalog.models.get(loaded.recipe.model)
     layers = card.architecture.layers if card and card.architecture else None
@@ -221,16 +226,22 @@ def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, st
     if lay.layer_split is not None and lay.pp >= 2:
         middle = lay.pp - 2
         rest = layers - lay.layer_split.first - lay.layer_split.last
+        if middle and rest % middle:
+            return []
         counts = [lay.layer_split.first] + ([rest // middle] * middle if middle else []) + [lay.layer_split.last]
     else:
         counts = [layers // lay.pp] * lay.pp
-    if sum(counts) != layers:
+    vpp = max(lay.vpp, 1)
+    if sum(counts) != layers or any(n % vpp for n in counts):
         return []
-    out, start = [], 0
-    for i, n in enumerate(counts):
-        out.append({"stage": str(i), "layers": f"{start}{fmt.DASH}{start + n - 1}", "count": fmt.integer(n)})
-        start += n
-    return out
+    ranges: list[list[tuple[int, int]]] = [[] for _ in counts]
+    start = 0
+    for _ in range(vpp):
+        for stage, n in enumerate(counts):
+            ranges[stage].append((start, start + n // vpp - 1))
+            start += n // vpp
+    return [{"stage": str(i), "layers": ", ".join(f"{a}{fmt.DASH}{b}" for a, b in spans), "count": fmt.integer(n)}
+            for i, (spans, n) in enumerate(zip(ranges, counts, strict=True))]
 
 
 def _yesno(value: bool) -> str:

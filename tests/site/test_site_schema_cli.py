@@ -52,7 +52,7 @@ def test_schema_page_lists_every_model_field() -> None:
 
 
 def test_schema_page_has_types_and_units() -> None:
-    page = render_site(load_registry(ROOT))["schema.md"].content
+    page = render_site(load_registry(ROOT))["schema.md"].content.replace("</td> <td", "</td><td")  # cells are space-separated
     assert "<code>gpu.memory_gb</code></td><td>integer</td><td>yes</td><td>GB</td>" in page
     assert "<code>result.tokens_per_s_per_gpu</code></td><td>number</td><td>yes</td><td>tokens per second per GPU" in page
     assert "verified | measured | reported" in page

@@ -278,3 +278,76 @@ def test_item2_reported_recipe_says_where_from(wide) -> None:  # noqa: ANN001
     assert wide.locator(".or-lead__status .or-status").inner_text() == "reported"
     assert wide.locator(".or-lead__date").inner_text() == "published in release 25.11"
     assert wide.locator("[data-or-tile=mfu] .or-tile__label").inner_text() == "MFU (FP8 peak)"
+
+
+# Item 9: fixes.
+
+@pytest.mark.parametrize(("scheme", "expected"), [("dark", "slate"), ("light", "default")])
+def test_item9_colour_scheme_follows_the_os(browser, site, scheme: str, expected: str) -> None:  # noqa: ANN001
+    context, pg = _page(browser, site, 1400, scheme=scheme)
+    try:
+        pg.goto("recipes/")
+        assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
+        assert pg.locator("form[data-md-component=palette] label:not([hidden])").first.is_visible()  # the toggle overrides it
+        # Status badges keep their contrast in either scheme (theme variables, not fixed light colours).
+        colours = pg.evaluate("""() => { const b = document.querySelector('.or-status');
+            const s = getComputedStyle(b); return [s.color, s.backgroundColor]; }""")
+        assert colours[0] != colours[1]
+    finally:
+        context.close()
+    assert pg.watch.errors == [] and pg.watch.outside == []
+
+
+def test_item9_search_snippets_keep_label_and_value_apart(wide) -> None:  # noqa: ANN001
+    wide.goto("")
+    docs = wide.evaluate("fetch('search/search_index.json').then(r => r.json()).then(j => j.docs)")
+    model = next(d for d in docs if d["location"].startswith("models/deepseek-v3/") and "Layers" in d["text"])
+    assert "Layers 61" in model["text"] and "Hidden size 7,168" in model["text"], model["text"][:300]
+    assert not any("Layers6" in d["text"] or "Hidden size7" in d["text"] for d in docs)
+    # In the search box, a result reads with its spaces.
+    wide.locator("label.md-search__icon, .md-search__input").first.click()
+    result = wide.locator(".md-search-result__item", has_text="Hidden size")
+    for _ in range(30):
+        wide.fill("input.md-search__input", "")
+        wide.type("input.md-search__input", "hidden size")
+        try:
+            result.first.wait_for(timeout=1000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; the index loads in a worker
+            continue
+    assert "Hidden size7" not in result.first.inner_text()
+
+
+def test_item9_contributing_code_blocks_render_as_blocks(wide) -> None:  # noqa: ANN001
+    wide.goto("contributing/")
+    blocks = wide.eval_on_selector_all("li pre code", "els => els.map(e => e.innerText.trim())")
+    assert "python -m generator new gemma-4-31b h100 my-layout" in blocks
+    assert "python -m generator check recipes/gemma-4-31b/h100/my-layout.yaml" in blocks
+    assert "```" not in wide.locator("article").inner_text()
+
+
+def test_item9_interleaved_stage_table_for_vpp(wide, registry) -> None:  # noqa: ANN001
+    rid = "llama-3-70b/h100/mb-25.09-dgx-h100-64gpu-fp8-cs"  # 80 layers, PP 8, VPP 5
+    wide.goto(f"recipes/{rid}/")
+    rows = wide.eval_on_selector_all("#or-stages tbody tr",
+                                     "els => els.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    assert rows[0] == ["0", "0–1, 16–17, 32–33, 48–49, 64–65", "10"]
+    assert rows[7] == ["7", "14–15, 30–31, 46–47, 62–63, 78–79", "10"]
+    assert "Interleaved schedule, VPP 5" in wide.locator("#pipeline-stages ~ p").first.inner_text()
+
+
+def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
+    for loaded in registry.recipes:
+        stages = views.pipeline_stages(loaded, registry.catalog)
+        if not stages:
+            continue
+        layers = registry.catalog.models[loaded.recipe.model].architecture.layers
+        seen = []
+        for stage in stages:
+            for span in stage["layers"].split(", "):
+                a, b = (int(v) for v in span.split("–"))
+                seen.extend(range(a, b + 1))
+        assert sorted(seen) == list(range(layers)), loaded.id
+        assert len(stages) == loaded.recipe.layout.pp
+        if loaded.recipe.layout.vpp > 1:
+            assert all(len(s["layers"].split(", ")) == loaded.recipe.layout.vpp for s in stages), loaded.id
