@@ -10,7 +10,8 @@ How, in order (each step's failure leaves the registry as it was unless it says 
    mirroring their place under the root. Nothing is ever written into recipes/ but by rename, so a killed run
    strands no temporary file there; the staging folders of dead processes are removed at the next start.
 3. Check: the staged recipe with its staged sidecar (the mirror keeps the recipe's id) goes through
-   ``generator.check.check_recipe``; any problem refuses the write with check's own message.
+   ``generator.check.check_recipe``; any problem the recipe did not already have refuses the write with check's
+   own message (one it had is reported, not blamed on the measurement).
 4. Commit, with SIGINT and SIGTERM blocked (``signal.pthread_sigmask``, and handlers that only record, in case
    another thread takes the signal): each file is compared with the bytes read at the start (a hand edit made
    meanwhile is never overwritten), then the sidecar is renamed into place, then the recipe, each followed by an

@@ -6,8 +6,9 @@
   recipe's figures (runner.measure, through generator.figures only).
 - `decide` (Decision): the change gate (generator.figures.change_tolerance_percent), the new recipe text (a
   splice of the result) and the new evidence sidecar, and the report.
-- `write`: the new recipe and sidecar staged, checked by the registry's own check, then committed together;
-  runner/commit.py says how an interruption at any point leaves both old or both new.
+- `write`: the new recipe and sidecar staged, checked by the registry's own check (refused for any problem the
+  recipe did not already have; one it had is reported), then committed together; runner/commit.py says how an
+  interruption at any point leaves both old or both new.
 
 Every refusal is a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
 """
@@ -507,15 +508,21 @@ def _changes(target: Target, decision: Decision) -> list[commit.FileChange]:
     ]
 
 
-def check_staged(target: Target, recipe: Path, staging: commit.Staging) -> list[Problem]:
-    """The registry's check of the staged recipe with its staged sidecar, located at the real file's lines."""
+def check_staged(target: Target, recipe: Path, staging: commit.Staging) -> tuple[list[Problem], list[Problem]]:
+    """The registry's check of the staged recipe with its staged sidecar, located at the real file's lines: the
+    problems this write would bring, and those the recipe already had (a measurement cannot be blamed for them, nor
+    be refused for them: they are reported)."""
     from generator.check import check_recipe
 
+    today = dt.date.today()
+    before = check_recipe(target.source, target.catalog, today) if not target.options.as_new else []
     try:
         loaded = load_recipe(recipe, target.display, staging.place(target.root / RECIPES_DIR))
+        after = check_recipe(loaded, target.catalog, today)
     except InputError as exc:
-        return exc.problems
-    return check_recipe(loaded, target.catalog, dt.date.today())
+        after = exc.problems
+    known = {(p.field, p.message) for p in before}
+    return [p for p in after if (p.field, p.message) not in known], [p for p in after if (p.field, p.message) in known]
 
 
 def _diff(target: Target, new_text: str) -> str:
@@ -536,11 +543,13 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     try:
         with commit.Staging(target.root) as staging:
             staged = commit.stage(changes, staging)
-            problems = check_staged(target, staged[1], staging)
+            problems, known = check_staged(target, staged[1], staging)
             if problems:
                 lines = "\n".join(f"  {p}" for p in problems)
                 raise Stop(Outcome.CHECK, f"not written: the new figures would not pass `python -m generator check`:"
                                           f"\n{lines}")
+            for p in known:
+                print(f"warning: the recipe already fails check (not this measurement's doing): {p}", file=out)
             if options.dry_run:
                 print(_diff(target, decision.new_text) or "(no change)", file=out)
                 print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)
