@@ -21,7 +21,8 @@ How, in order (each step's failure leaves the registry as it was unless it says 
    it replaces and the sha256 of the old and the new recipe text (``generator.evidence.chained``); check holds a
    recipe whose bytes are the old text to the embedded old sidecar, so ``python -m generator check`` passes in
    that state too, and the next remeasure (or convergence --write) of the recipe reports the interrupted write
-   and rolls the sidecar back (`rollback_change`).
+   and rolls the sidecar back (`rollback_change`). For --as-new (no recipe there yet) the same kill leaves a sidecar
+   with no recipe beside it: check ignores it, and the next --as-new of that name replaces it.
 """
 
 from __future__ import annotations
