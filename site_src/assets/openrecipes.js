@@ -245,7 +245,24 @@
 
   window.addEventListener("hashchange", function () { openFoldsFor(location.hash); });
 
+  // Material's search is a role="dialog" without a name (axe-core: aria-dialog-name); a table wrapper Material makes
+  // scrollable gets a tab stop, so that a keyboard can scroll it (scrollable-region-focusable).
+  function accessibility(root) {
+    var search = root.querySelector(".md-search[role=dialog]");
+    if (search && !search.hasAttribute("aria-label")) search.setAttribute("aria-label", "Search");
+    requestAnimationFrame(function () {
+      root.querySelectorAll(".md-typeset__scrollwrap").forEach(function (wrap) {
+        if (wrap.scrollWidth > wrap.clientWidth && !wrap.hasAttribute("tabindex")) {
+          wrap.setAttribute("tabindex", "0");
+          wrap.setAttribute("role", "region");
+          wrap.setAttribute("aria-label", "Scrollable table");
+        }
+      });
+    });
+  }
+
   function init() {
+    accessibility(document);
     openFoldsFor(location.hash);
     initFilters(document);
     initSort(document);

@@ -351,3 +351,28 @@ def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
         assert len(stages) == loaded.recipe.layout.pp
         if loaded.recipe.layout.vpp > 1:
             assert all(len(s["layers"].split(", ")) == loaded.recipe.layout.vpp for s in stages), loaded.id
+
+
+# Item 10: accessibility, by axe-core (npm's axe-core, vendored at site_src/assets/vendor/axe.min.js; no page loads it).
+
+AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
+AXE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/deepseek-v3/", "gpus/h100/", "methodology/"]
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1400, "light"), (390, "light"), (1400, "dark"), (390, "dark")])
+def test_item10_no_serious_or_critical_axe_violations(browser, site, width: int, scheme: str) -> None:  # noqa: ANN001
+    context, pg = _page(browser, site, width, scheme=scheme)
+    found = []
+    try:
+        for url in AXE_PAGES:
+            pg.goto(url)
+            pg.wait_for_timeout(100)  # Material's and our scripts' first frame (table wrappers, the search's name)
+            pg.add_script_tag(path=str(AXE))
+            result = pg.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            assert result["testEngine"]["version"].startswith("4."), result["testEngine"]
+            found += [(url or "home", v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]])
+                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    finally:
+        context.close()
+    assert found == [], found
+    assert pg.watch.errors == [] and pg.watch.outside == []
