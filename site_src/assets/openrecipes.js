@@ -3,6 +3,94 @@
 (function () {
   "use strict";
 
+  // Shareable state: filters (the select's key, "q" for the text), sort ("sort", "dir") and, on other items,
+  // prices and budget live in the page's query string, rewritten in place (replaceState) on every change, so a
+  // reload or a shared link restores the view.
+  function params() { return new URLSearchParams(location.search); }
+
+  function setParams(changes) {
+    var p = params();
+    Object.keys(changes).forEach(function (k) {
+      if (changes[k] === null || changes[k] === "") p.delete(k); else p.set(k, changes[k]);
+    });
+    var query = p.toString();
+    history.replaceState(history.state, "", location.pathname + (query ? "?" + query : "") + location.hash);
+  }
+
+  // CSV of the rows in view: text cells neutralised as recipes.csv's are (generator.site.formatting.csv_text:
+  // a leading = + - @ tab or CR gets a single quote), figures as the page's sort keys (Python's repr of the
+  // value generator/figures computed), unknown figures empty.
+  var FORMULA = /^[=+\-@\t\r]/;
+
+  function csvText(value) {
+    return FORMULA.test(value) ? "'" + value : value;
+  }
+
+  function csvCell(value) {
+    return /[",\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
+  }
+
+  var CSV_COLUMNS = [
+    ["id", function (row) { return csvText(row.dataset.orRecipe || ""); }],
+    ["model", function (row) { return csvText(row.dataset.model || ""); }],
+    ["gpu_type", function (row) { return csvText(row.dataset.gpu_type || ""); }],
+    ["gpu_count", function (row) { return row.dataset.gpu_count || ""; }],
+    ["status", function (row) { return csvText(row.dataset.status || ""); }],
+    ["framework", function (row) { return csvText(row.dataset.framework || ""); }],
+    ["layout", function (row, cells) { return csvText(cells.layout ? cells.layout.textContent.trim() : ""); }],
+    ["tokens_per_s_per_gpu", function (row) { return figure(row, "tokens"); }],
+    ["usd_per_million_tokens", function (row) { return figure(row, "usd"); }],
+    ["mfu", function (row) { return figure(row, "mfu"); }],
+    ["step_time_cv_percent", function (row) { return figure(row, "cv"); }],
+    ["measured", function (row, cells) { return cells.measured ? cells.measured.getAttribute("data-sort") || "" : ""; }]
+  ];
+
+  function figure(row, col) {
+    var cell = row.querySelector('[data-or-col="' + col + '"]');
+    return cell ? cell.getAttribute("data-sort") || "" : "";
+  }
+
+  function tableCsv(table) {
+    var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var index = {};
+    heads.forEach(function (th, i) { if (th.dataset.orSort) index[th.dataset.orSort] = i; });
+    var lines = [CSV_COLUMNS.map(function (c) { return c[0]; }).join(",")];
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+      if (row.orMatch === false) return;  // filtered out (a row only waiting for "Show all" is in view)
+      var cells = { layout: row.cells[index.layout], measured: row.cells[index.measured] };
+      lines.push(CSV_COLUMNS.map(function (c) { return csvCell(c[1](row, cells)); }).join(","));
+    });
+    return lines.join("\n") + "\n";
+  }
+
+  function initCsv(root) {
+    root.querySelectorAll("table.or-sortable").forEach(function (table) {
+      if (table.dataset.orCsvReady) return;
+      table.dataset.orCsvReady = "1";
+      var bar = document.createElement("p");
+      bar.className = "or-toolbar";
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "md-button or-small-button";
+      button.setAttribute("data-or-csv", table.id);
+      button.textContent = "Download CSV of the rows in view";
+      button.addEventListener("click", function () {
+        var url = URL.createObjectURL(new Blob([tableCsv(table)], { type: "text/csv" }));
+        var link = document.createElement("a");
+        link.href = url;
+        link.download = (table.id || "recipes") + "-view.csv";
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+      });
+      bar.appendChild(button);
+      (table.closest(".or-table-wrap") || table).insertAdjacentElement("beforebegin", bar);
+    });
+  }
+
+  window.OpenRecipes = { csvText: csvText, csvCell: csvCell, tableCsv: tableCsv };
+
   // Sorting. The served order is kept on load (the header it follows carries aria-sort); the first click on a
   // header sorts best-first (data-or-best: "desc" for tokens/s and MFU, "asc" for $ and CV), a second click
   // reverses; rows without a value (data-sort="") stay last in both directions. One header is marked at a time.
@@ -57,8 +145,16 @@
       table.dataset.orSortReady = "1";
       table.querySelectorAll("thead th[data-or-sort]").forEach(function (th) {
         // On the whole cell: the button inside makes it reachable by keyboard, and its click bubbles here.
-        th.addEventListener("click", function () { sortRows(table, th, nextDirection(th)); });
+        th.addEventListener("click", function () {
+          var direction = nextDirection(th);
+          sortRows(table, th, direction);
+          setParams({ sort: th.dataset.orSort, dir: direction === "descending" ? "desc" : "asc" });
+        });
       });
+      // A sort in the URL (a shared link, a reload) is applied once; without one the served order stays.
+      var p = params(), key = p.get("sort");
+      var th = key ? table.querySelector('thead th[data-or-sort="' + key.replace(/["\\]/g, "") + '"]') : null;
+      if (th) sortRows(table, th, p.get("dir") === "desc" ? "descending" : "ascending");
     });
   }
 
@@ -81,6 +177,14 @@
       rows.forEach(function (row) { row.orText = row.textContent.toLowerCase(); });
       var selects = Array.prototype.slice.call(box.querySelectorAll("select[data-or-filter]"));
       var text = box.querySelector("[data-or-filter-text]");
+      var initial = params();
+      selects.forEach(function (s) {
+        var wanted = initial.get(s.dataset.orFilter);
+        if (wanted !== null && Array.prototype.some.call(s.options, function (o) { return o.value === wanted; })) {
+          s.value = wanted;
+        }
+      });
+      if (text && initial.get("q") !== null) text.value = initial.get("q");
       var count = box.querySelector("[data-or-count]");
       var showAll = false, pending = [], frame = 0;
       var more = document.createElement("p");
@@ -112,6 +216,7 @@
           var row = rows[i];
           var ok = needle === "" || row.orText.indexOf(needle) !== -1;
           for (var j = 0; ok && j < wanted.length; j++) ok = row.getAttribute(wanted[j][0]) === wanted[j][1];
+          row.orMatch = ok;
           if (ok) matches++;
           var show = ok && (showAll || target < LIMIT);
           if (show) target++;
@@ -138,7 +243,13 @@
         }
       }
 
-      function refilter() { showAll = false; apply(); }
+      function refilter() {
+        showAll = false;
+        apply();
+        var changes = { q: text ? text.value : "" };
+        selects.forEach(function (s) { changes[s.dataset.orFilter] = s.value; });
+        setParams(changes);
+      }
       selects.forEach(function (s) { s.addEventListener("change", refilter); });
       if (text) text.addEventListener("input", refilter);
       button.addEventListener("click", function () { showAll = true; apply(); });
@@ -266,6 +377,7 @@
     openFoldsFor(location.hash);
     initFilters(document);
     initSort(document);
+    initCsv(document);
     initCharts(document);
   }
 

@@ -376,3 +376,76 @@ def test_item10_no_serious_or_critical_axe_violations(browser, site, width: int,
         context.close()
     assert found == [], found
     assert pg.watch.errors == [] and pg.watch.outside == []
+
+
+# Item 7: shareable state in the URL, CSV of the rows in view.
+
+def _shown_ids(page) -> list[str]:  # noqa: ANN001
+    return page.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(r => r.dataset.orRecipe)")
+
+
+def test_item7_filters_and_sort_come_from_the_url(wide) -> None:  # noqa: ANN001
+    wide.goto("recipes/?gpu_type=H100&q=fp8&sort=usd&dir=asc")
+    _show_all(wide)
+    assert wide.input_value("select[data-or-filter=gpu_type]") == "H100"
+    assert wide.input_value("[data-or-filter-text]") == "fp8"
+    assert wide.locator("#or-recipes th[data-or-sort=usd]").get_attribute("aria-sort") == "ascending"
+    rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(r => [r.dataset.gpu_type, "
+                                     "r.textContent.toLowerCase().includes('fp8'), r.querySelector('[data-or-col=usd]')"
+                                     ".dataset.sort])")
+    assert rows and all(gpu == "H100" and has for gpu, has, _ in rows)
+    usd = [v for _, _, v in rows]
+    known = [float(v) for v in usd if v]
+    assert known == sorted(known) and usd[: len(known)] == [v for v in usd if v]
+
+
+def test_item7_a_changed_view_survives_a_reload(wide) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    wide.select_option("select[data-or-filter=model]", "Llama-3-70B")
+    wide.fill("[data-or-filter-text]", "gb200")
+    wide.locator("#or-recipes th[data-or-sort=mfu] button").click()
+    url = wide.url
+    assert "model=Llama-3-70B" in url and "q=gb200" in url and "sort=mfu" in url and "dir=desc" in url
+    before = _shown_ids(wide)
+    assert before
+    wide.reload()
+    assert _shown_ids(wide) == before
+    assert wide.input_value("select[data-or-filter=model]") == "Llama-3-70B"
+    wide.select_option("select[data-or-filter=model]", "")
+    assert "model=" not in wide.url
+
+
+def test_item7_csv_of_the_rows_in_view_matches_python(wide, registry) -> None:  # noqa: ANN001
+    import csv
+    import io
+
+    wide.goto("recipes/?gpu_type=H100&sort=tokens&dir=asc")
+    _show_all(wide)
+    order = _shown_ids(wide)
+    with wide.expect_download() as info:
+        wide.locator("button[data-or-csv=or-recipes]").click()
+    rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))
+    assert [r["id"] for r in rows] == order and len(order) == sum(x.recipe.gpu.type == "H100" for x in registry.recipes)
+    by_id = {x.id: x for x in registry.recipes}
+    for r in rows:
+        loaded = by_id[r["id"]]
+        f = views.recipe_figures(loaded, registry.catalog)
+        assert float(r["tokens_per_s_per_gpu"]) == f.tokens_per_s
+        assert (float(r["usd_per_million_tokens"]) if r["usd_per_million_tokens"] else None) == f.usd
+        assert (float(r["mfu"]) if r["mfu"] else None) == f.mfu
+        assert r["layout"] == loaded.recipe.layout.label and r["gpu_count"] == str(loaded.recipe.gpu.count)
+    # Text cells are neutralised as recipes.csv's are (formatting.csv_text).
+    for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"'):
+        cell = wide.evaluate("t => OpenRecipes.csvCell(OpenRecipes.csvText(t))", text)
+        expected = fmt.csv_text(text)
+        if any(c in expected for c in ',"\r\n'):
+            expected = '"' + expected.replace('"', '""') + '"'
+        assert cell == expected, (text, cell)
+
+
+def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001
+    wide.goto("models/llama-3-70b/?sort=usd&dir=asc")
+    assert wide.locator("#or-group th[data-or-sort=usd]").get_attribute("aria-sort") == "ascending"
+    values = _column(wide, "#or-group", "usd")
+    known = [float(v) for v in values if v]
+    assert known == sorted(known) and values[len(known):] == [""] * (len(values) - len(known))
