@@ -109,6 +109,22 @@ def window_gpu_hours(window_tokens_: int, tokens_per_s_per_gpu_: float, gpu_coun
     return gpu_hours(gpu_count, seconds)
 
 
+def gpu_hours_for_tokens(tokens: float, tokens_per_s_per_gpu: float) -> float:
+    """GPU-hours to train on `tokens` at a recipe's speed: tokens / (tokens/s per GPU) GPU-seconds, whatever the GPU
+    count (the site's cost to train; openrecipes.js repeats this for a budget typed in the browser)."""
+    return tokens / tokens_per_s_per_gpu / SECONDS_PER_HOUR
+
+
+def training_usd(gpu_hours_: float, usd_per_gpu_hour: float) -> float:
+    """Dollars of those GPU-hours at a $/GPU-hour price."""
+    return gpu_hours_ * usd_per_gpu_hour
+
+
+def wall_clock_days(gpu_hours_: float, gpu_count: int) -> float:
+    """Wall-clock days of those GPU-hours on the recipe's GPU count."""
+    return gpu_hours_ / gpu_count / 24.0
+
+
 def speedup(before_tokens_per_s: float, after_tokens_per_s: float) -> float:
     """Relative change in tokens/s per GPU from a reference to a recipe: 743.4 -> 1178.1 is +0.585 (+58%)."""
     if before_tokens_per_s <= 0:

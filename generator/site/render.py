@@ -98,7 +98,7 @@ def _lead(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> 
             "status_line": views.status_line(loaded), "id": loaded.id, "model": r.model,
             "model_href": views.href(src, views.model_src(cat, r.model)), "gpu_type": r.gpu.type,
             "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, cat),
-            "evidence": views.evidence_summary(loaded)}
+            "evidence": views.evidence_summary(loaded), "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
     return Markup(env.get_template("recipe_lead.html.j2").render(lead=lead))
 
 
@@ -240,8 +240,9 @@ class _Render:
         template = self.env.get_template("recipe_row.html.j2")
         html = [_MEMO.get(("row_html", self.keys[loaded.id], page, *flags.values()),
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
+        prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
-                **flags}
+                "prices": prices, **flags}
 
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:

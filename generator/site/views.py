@@ -428,6 +428,23 @@ def compact_name(loaded: LoadedRecipe) -> str:
     return "-".join(words) or loaded.id.split("/")[-1]
 
 
+def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
+    """One $/GPU-hour input per GPU type on the page, pre-filled from the catalog's instance for that type (the
+    cheapest per GPU where there are several) with its source and date; empty where the catalog has no price."""
+    out = []
+    for gpu_type in sorted(set(gpu_types), key=str.lower):
+        offers = sorted(((i.usd_per_hour / i.gpu_count, name, i) for name, i in catalog.instances.items()
+                         if i.gpu_type == gpu_type), key=lambda o: (o[0], o[1]))
+        entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "shown": "", "instance": None}
+        if offers:
+            per_gpu, name, inst = offers[0]
+            url, rest = fmt.split_source(inst.source)
+            entry.update(value=repr(per_gpu), shown=fmt.usd(per_gpu), instance=name, provider=inst.provider,
+                         source_url=url, date=fmt.date(inst.date))
+        out.append(entry)
+    return out
+
+
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def values(key: str, numeric: bool = False) -> list[str]:
         found = {row[key] for row in rows}

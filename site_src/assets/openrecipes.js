@@ -345,6 +345,171 @@
     });
   }
 
+  // Your own prices and a token budget. A price typed for a GPU type (kept in localStorage and the URL as
+  // "p.<type>") reprices every recipe of that type on the page; a budget ("budget", e.g. 1T) adds GPU-hours, dollars
+  // and wall-clock days to each row. The formulas are generator/figures.py's, in the same order of operations, so
+  // the browser's numbers equal Python's (tests/site/test_site_v2_browser.py compares every recipe):
+  //   usd_per_million_tokens(usd_per_hour, instance_gpus, tokens_per_s)
+  //       = (usd_per_hour / instance_gpus) / (tokens_per_s * SECONDS_PER_HOUR) * 1e6   (here: a GPU-hour, 1 GPU)
+  //   gpu_hours_for_tokens(tokens, tps) = tokens / tps / SECONDS_PER_HOUR
+  //   training_usd(gpu_hours, usd_per_gpu_hour) = gpu_hours * usd_per_gpu_hour
+  //   wall_clock_days(gpu_hours, gpu_count) = gpu_hours / gpu_count / 24
+  var SECONDS_PER_HOUR = 3600.0;
+  var STORE = "openrecipes.prices.v1";
+
+  function usdPerMillion(usdPerHour, instanceGpus, tokensPerS) {
+    return (usdPerHour / instanceGpus) / (tokensPerS * SECONDS_PER_HOUR) * 1e6;
+  }
+  function gpuHoursForTokens(tokens, tps) { return tokens / tps / SECONDS_PER_HOUR; }
+  function trainingUsd(gpuHours, usdPerGpuHour) { return gpuHours * usdPerGpuHour; }
+  function wallClockDays(gpuHours, gpuCount) { return gpuHours / gpuCount / 24.0; }
+
+  // formatting.usd_short: cents, or three decimals below ten cents.
+  function usdShort(value) {
+    var places = Math.abs(value) < 0.1 ? 3 : 2;
+    return "$" + value.toLocaleString("en-US", { minimumFractionDigits: places, maximumFractionDigits: places });
+  }
+  function compact(value, unit) {
+    var steps = [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "k"]];
+    for (var i = 0; i < steps.length; i++) {
+      if (Math.abs(value) >= steps[i][0]) return (unit === "$" ? "$" : "") + (value / steps[i][0]).toPrecision(3) + steps[i][1];
+    }
+    return (unit === "$" ? "$" : "") + value.toPrecision(3);
+  }
+
+  var SUFFIX = { k: 1e3, m: 1e6, b: 1e9, g: 1e9, t: 1e12, p: 1e15 };
+  function parseTokens(text) {
+    var m = /^\s*([0-9][0-9,]*\.?[0-9]*(?:e[+-]?[0-9]+)?)\s*([kmbgtp]?)\s*$/i.exec(text || "");
+    if (!m) return null;
+    var n = parseFloat(m[1].replace(/,/g, "")) * (m[2] ? SUFFIX[m[2].toLowerCase()] : 1);
+    return isFinite(n) && n > 0 ? n : null;
+  }
+
+  function storedPrices() {
+    try { return JSON.parse(localStorage.getItem(STORE) || "{}") || {}; } catch (e) { return {}; }
+  }
+  function savePrices(prices) {
+    try { localStorage.setItem(STORE, JSON.stringify(prices)); } catch (e) { /* private mode: the URL keeps them */ }
+  }
+
+  // User prices: the URL's first (a shared link), then this browser's.
+  function userPrices() {
+    var prices = storedPrices(), p = params();
+    p.forEach(function (value, key) {
+      if (key.indexOf("p.") === 0) {
+        var n = parseFloat(value);
+        if (isFinite(n) && n > 0) prices[key.slice(2)] = n; else delete prices[key.slice(2)];
+      }
+    });
+    return prices;
+  }
+
+  function served(cell) {
+    if (!cell.orServed) cell.orServed = { text: cell.textContent, sort: cell.getAttribute("data-sort") || "" };
+    return cell.orServed;
+  }
+
+  function reprice(root, prices, defaults, budget) {
+    root.querySelectorAll("table.or-sortable").forEach(function (table) {
+      if (budget) table.setAttribute("data-or-budget-on", ""); else table.removeAttribute("data-or-budget-on");
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        var type = row.dataset.gpu_type;
+        var tokens = parseFloat(row.querySelector('[data-or-col="tokens"]').getAttribute("data-sort"));
+        var usdCell = row.querySelector('[data-or-col="usd"]');
+        var own = prices[type];
+        if (own !== undefined) {
+          var usd = usdPerMillion(own, 1, tokens);
+          served(usdCell);
+          usdCell.setAttribute("data-sort", String(usd));
+          usdCell.textContent = usdShort(usd);
+          usdCell.classList.add("or-own-price");
+          usdCell.title = "at your $" + own + " per " + type + " GPU-hour";
+        } else if (usdCell.orServed) {
+          usdCell.setAttribute("data-sort", usdCell.orServed.sort);
+          usdCell.textContent = usdCell.orServed.text;
+          usdCell.classList.remove("or-own-price");
+          usdCell.removeAttribute("title");
+        }
+        var train = row.querySelector('[data-or-col="train"]');
+        if (!train) return;
+        if (!budget) {
+          train.textContent = "";
+          train.setAttribute("data-sort", "");
+          return;
+        }
+        var hours = gpuHoursForTokens(budget, tokens);
+        var days = wallClockDays(hours, parseInt(row.dataset.gpu_count, 10));
+        var price = own !== undefined ? own : defaults[type];
+        var dollars = price !== undefined ? trainingUsd(hours, price) : null;
+        train.setAttribute("data-gpu-hours", String(hours));
+        train.setAttribute("data-days", String(days));
+        train.setAttribute("data-usd", dollars === null ? "" : String(dollars));
+        train.setAttribute("data-sort", dollars === null ? "" : String(dollars));
+        train.textContent = compact(hours) + " GPU-h \u00b7 " + (dollars === null ? "\u2013" : compact(dollars, "$")) +
+          " \u00b7 " + days.toLocaleString("en-US", { maximumFractionDigits: days < 10 ? 1 : 0 }) + " d";
+      });
+    });
+    root.querySelectorAll("[data-or-repriced]").forEach(function (tiles) {
+      var type = tiles.dataset.gpu_type, own = prices[type];
+      var value = tiles.querySelector('[data-or-tile="usd"] .or-tile__value');
+      if (!value) return;
+      if (!value.orServed) value.orServed = value.textContent;
+      value.textContent = own !== undefined ? usdShort(usdPerMillion(own, 1, parseFloat(tiles.dataset.orTokens)))
+                                            : value.orServed;
+    });
+  }
+
+  function initDecide(root) {
+    var prices = userPrices();
+    savePrices(prices);
+    var defaults = {};
+    var inputs = Array.prototype.slice.call(root.querySelectorAll("input[data-or-price]"));
+    inputs.forEach(function (input) {
+      var type = input.dataset.orPrice;
+      var d = parseFloat(input.dataset.orDefault);
+      if (isFinite(d)) defaults[type] = d;
+      if (prices[type] !== undefined) input.value = String(prices[type]);
+    });
+    var budgetInput = root.querySelector("input[data-or-budget]");
+    var budgetText = params().get("budget") || "";
+    if (budgetInput) budgetInput.value = budgetText;
+    var panel = root.querySelector("[data-or-decide]");
+    if (panel && (budgetText || inputs.some(function (i) { return prices[i.dataset.orPrice] !== undefined; }))) {
+      panel.open = true;
+    }
+
+    function update() {
+      var changes = {};
+      inputs.forEach(function (input) {
+        var type = input.dataset.orPrice, n = parseFloat(input.value);
+        // A price equal to the catalog's is no price of your own: the served figures stay.
+        if (isFinite(n) && n > 0 && n !== defaults[type]) prices[type] = n; else delete prices[type];
+        changes["p." + type] = prices[type] !== undefined ? String(prices[type]) : null;
+      });
+      savePrices(prices);
+      var text = budgetInput ? budgetInput.value.trim() : "";
+      changes.budget = parseTokens(text) ? text : null;
+      setParams(changes);
+      reprice(document, prices, defaults, parseTokens(text));
+      document.querySelectorAll("table.or-sortable").forEach(function (t) { t.dispatchEvent(new CustomEvent("or:repriced")); });
+    }
+
+    inputs.forEach(function (input) { input.addEventListener("input", update); });
+    if (budgetInput) budgetInput.addEventListener("input", update);
+    var reset = root.querySelector("[data-or-reset-prices]");
+    if (reset) reset.addEventListener("click", function () {
+      inputs.forEach(function (input) { input.value = input.dataset.orDefault; });
+      update();
+    });
+    // Prices in the URL go on to every page Material's instant navigation opens.
+    var own = {};
+    Object.keys(prices).forEach(function (k) { own["p." + k] = String(prices[k]); });
+    setParams(own);
+    reprice(root, prices, defaults, parseTokens(budgetText));
+  }
+
+  window.OpenRecipes.parseTokens = parseTokens;
+
   // A link into a folded section (the evidence summary's, a search result's) opens the folds around its target.
   function openFoldsFor(hash) {
     if (!hash || hash.length < 2) return;
@@ -376,6 +541,7 @@
     accessibility(document);
     openFoldsFor(location.hash);
     initFilters(document);
+    initDecide(document);
     initSort(document);
     initCsv(document);
     initCharts(document);

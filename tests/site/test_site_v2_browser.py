@@ -449,3 +449,103 @@ def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001
     values = _column(wide, "#or-group", "usd")
     known = [float(v) for v in values if v]
     assert known == sorted(known) and values[len(known):] == [""] * (len(values) - len(known))
+
+
+# Items 4-5: your own prices, cost to train. The browser's figures against generator.figures' for every recipe.
+
+OWN_PRICES = {"B200": 5.25, "B300": 6.1, "GB200": 7.3, "GB300": 8.45, "H100": 2.99, "H200": 3.77}
+
+
+def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
+    offers = [i.usd_per_hour / i.gpu_count for i in registry.catalog.instances.values() if i.gpu_type == gpu_type]
+    return min(offers) if offers else None
+
+
+def _all_rows(page) -> dict[str, dict]:  # noqa: ANN001
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#or-recipes tbody tr')].map(r => {
+        const u = r.querySelector('[data-or-col=usd]'), t = r.querySelector('[data-or-col=train]');
+        return [r.dataset.orRecipe, {usd: u.dataset.sort, usdText: u.innerText.trim(), hours: t.dataset.gpuHours,
+                                     days: t.dataset.days, dollars: t.dataset.usd, shown: t.offsetParent !== null}]; }))""")
+
+
+def test_item4_own_prices_equal_python_on_every_recipe(wide, registry) -> None:  # noqa: ANN001
+    from generator import figures
+
+    assert {x.recipe.gpu.type for x in registry.recipes} <= set(OWN_PRICES)
+    query = "&".join(f"p.{k}={v}" for k, v in OWN_PRICES.items())
+    wide.goto(f"recipes/?{query}")
+    rows = _all_rows(wide)
+    assert len(rows) == len(registry.recipes)
+    for loaded in registry.recipes:
+        tps = loaded.recipe.result.tokens_per_s_per_gpu
+        expected = figures.usd_per_million_tokens(OWN_PRICES[loaded.recipe.gpu.type], 1, tps)
+        assert float(rows[loaded.id]["usd"]) == expected, loaded.id
+        assert rows[loaded.id]["usdText"] == fmt.usd_short(expected), loaded.id
+    # The inputs show them; each carries its hook.
+    for gpu_type, price in OWN_PRICES.items():
+        assert float(wide.input_value(f"input[data-or-price='{gpu_type}']")) == price
+
+
+def test_item4_catalog_prefill_typing_persistence(wide, registry) -> None:  # noqa: ANN001
+    from generator import figures
+
+    wide.goto("recipes/")
+    h100 = wide.locator("input[data-or-price=H100]")
+    assert float(h100.input_value()) == _catalog_price(registry, "H100")
+    assert "read 20" in wide.locator("label.or-price", has=h100).text_content()  # the source and its date
+    # Served figures (the catalog's) are Python's before any price is typed.
+    served = _all_rows(wide)
+    for loaded in registry.recipes:
+        usd = views.recipe_figures(loaded, registry.catalog).usd
+        assert (float(served[loaded.id]["usd"]) if served[loaded.id]["usd"] else None) == usd, loaded.id
+    wide.locator("[data-or-decide] summary").click()
+    h100.fill("1.5")
+    assert "p.H100=1.5" in wide.url
+    rows = _all_rows(wide)
+    for loaded in (x for x in registry.recipes if x.recipe.gpu.type == "H100"):
+        tps = loaded.recipe.result.tokens_per_s_per_gpu
+        assert float(rows[loaded.id]["usd"]) == figures.usd_per_million_tokens(1.5, 1, tps)
+    # Kept in this browser: another page (no price in its URL) prices with it, in its table and a recipe's tile.
+    wide.goto("models/llama-3-70b/")
+    loaded = next(x for x in registry.recipes if x.recipe.model == "Llama-3-70B" and x.recipe.gpu.type == "H100")
+    cell = wide.locator(f"tr[data-or-recipe='{loaded.id}'] [data-or-col=usd]")
+    tps = loaded.recipe.result.tokens_per_s_per_gpu
+    assert float(cell.get_attribute("data-sort")) == figures.usd_per_million_tokens(1.5, 1, tps)
+    assert "p.H100=1.5" in wide.url
+    wide.goto(f"recipes/{REF_ID}/")
+    ref = next(x for x in registry.recipes if x.id == REF_ID)
+    assert wide.locator("[data-or-tile=usd] .or-tile__value").inner_text() == fmt.usd_short(
+        figures.usd_per_million_tokens(1.5, 1, ref.recipe.result.tokens_per_s_per_gpu))
+    # Back to the catalog's price: the served figures again.
+    wide.goto("recipes/")
+    wide.locator("[data-or-reset-prices]").click()
+    assert "p.H100" not in wide.url
+    assert _all_rows(wide) == served
+
+
+def test_item5_cost_to_train_equals_python_on_every_recipe(wide, registry) -> None:  # noqa: ANN001
+    from generator import figures
+
+    wide.goto("recipes/?p.B200=5.25")
+    assert wide.evaluate("document.querySelector('[data-or-decide]').open")  # a price of your own opens the panel
+    wide.fill("input[data-or-budget]", "1T")
+    assert "budget=1T" in wide.url
+    rows = _all_rows(wide)
+    for loaded in registry.recipes:
+        r = loaded.recipe
+        hours = figures.gpu_hours_for_tokens(1e12, r.result.tokens_per_s_per_gpu)
+        row = rows[loaded.id]
+        assert float(row["hours"]) == hours, loaded.id
+        assert float(row["days"]) == figures.wall_clock_days(hours, r.gpu.count), loaded.id
+        price = 5.25 if r.gpu.type == "B200" else _catalog_price(registry, r.gpu.type)
+        assert (float(row["dollars"]) if row["dollars"] else None) == (
+            figures.training_usd(hours, price) if price is not None else None), loaded.id
+    assert wide.locator("#or-recipes th[data-or-sort=train]").is_visible()
+    # On a model page, from the URL.
+    wide.goto("models/gemma-4-31b/?budget=2e12")
+    cell = wide.locator(f"tr[data-or-recipe='{REF_ID}'] [data-or-col=train]")
+    ref = next(x for x in registry.recipes if x.id == REF_ID)
+    tps = ref.recipe.result.tokens_per_s_per_gpu
+    assert float(cell.get_attribute("data-gpu-hours")) == figures.gpu_hours_for_tokens(2e12, tps)
+    assert "GPU-h" in cell.inner_text() and cell.is_visible()
+    assert wide.evaluate("OpenRecipes.parseTokens('500B')") == 5e11
