@@ -242,7 +242,7 @@ class _Render:
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
-                "prices": prices, **flags}
+                "prices": prices, "compare_href": views.href(page, "compare.md"), **flags}
 
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
@@ -464,6 +464,9 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
         recipe_pages[views.recipe_src(loaded)] = _MEMO.get(
             ("page", key), lambda loaded=loaded, ev=ev: _direct(_recipe_page(env, loaded, registry, by_id, ev)))
         recipe_pages[views.yaml_src(loaded)] = Page(text)
+        recipe_pages[views.compare_src(loaded)] = _MEMO.get(
+            ("compare", key), lambda loaded=loaded: Page(json.dumps(views.compare_record(loaded, registry.catalog),
+                                                                    indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
     run = _Render(env, registry, keys)
@@ -472,6 +475,8 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})
     pages["methodology.md"] = _methodology(env, registry)  # Markdown proper (lists, emphasis): Python-Markdown's
     pages["schema.md"] = _direct(_schema_page(env, registry))
+    pages["compare.md"] = _direct(Page(_markdown("Compare recipes", env.get_template("compare.md.j2").render(
+        all_href=views.href("compare.md", "recipes.md")), hide=DATA_PAGE), "Compare recipes"))
     pages.update(_exports(run))
     _MEMO.prune()
     return pages

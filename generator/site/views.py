@@ -445,6 +445,35 @@ def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def compare_src(loaded: LoadedRecipe) -> str:
+    """The recipe's side-by-side record, fetched by the compare view (compare.md) for the recipes ticked."""
+    return f"recipes/{loaded.id}.compare.json"
+
+
+def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
+    """What the compare view lays side by side, every value already text (formatted here, computed by figures)."""
+    r = loaded.recipe
+    f = recipe_figures(loaded, catalog)
+    evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
+    if r.correctness is not None:
+        evidence.insert(0, ("Correctness", r.correctness.result.value))
+    sections = [
+        ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,
+                                                          r.gpu.instance)),
+                    ("Status", f"{r.status.value} ({status_line(loaded)})"), ("Author", r.author.name)]),
+        ("Figures", [("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd(f.usd)),
+                     ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Step-time CV", fmt.percent_value(f.cv)),
+                     ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
+        ("Layout", layout_rows(loaded)),
+        ("Stack", _field_rows(r.stack, fmt.STACK_LABELS)),
+        ("Workload", workload_rows(loaded)["workload"]),
+        ("Evidence", evidence or [("Correctness", "none")]),
+    ]
+    return {"id": loaded.id, "title": f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}",
+            "href": page_url(recipe_src(loaded)),
+            "sections": [[name, [[label, text] for label, text in rows]] for name, rows in sections]}
+
+
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def values(key: str, numeric: bool = False) -> list[str]:
         found = {row[key] for row in rows}

@@ -510,6 +510,143 @@
 
   window.OpenRecipes.parseTokens = parseTokens;
 
+  // Compare: tick 2-4 recipes in any table ("compare" in the URL keeps the ticks), then open the compare page
+  // ("ids" in its URL), which fetches each recipe's record (recipes/<id>.compare.json, text formatted by Python)
+  // and lays them side by side, marking every row whose values differ. Only textContent is written.
+  var MAX_COMPARE = 4;
+  var RECIPE_ID = /^[a-z0-9][a-z0-9._-]*\/[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+  function idList(text) {
+    return (text || "").split(",").filter(function (id) { return RECIPE_ID.test(id) && id.indexOf("..") === -1; })
+      .filter(function (id, i, all) { return all.indexOf(id) === i; }).slice(0, MAX_COMPARE);
+  }
+
+  function initPicks(root) {
+    var table = root.querySelector("table.or-sortable[data-or-compare-href]");
+    if (!table || table.dataset.orPickReady) return;
+    table.dataset.orPickReady = "1";
+    var chosen = idList(params().get("compare"));
+    var boxes = Array.prototype.slice.call(root.querySelectorAll("input[data-or-compare]"));
+    var bar = document.createElement("div");
+    bar.className = "or-compare-bar";
+    bar.setAttribute("role", "region");
+    bar.setAttribute("aria-label", "Recipes to compare");
+    var label = document.createElement("span");
+    var link = document.createElement("a");
+    link.className = "md-button md-button--primary or-small-button";
+    link.setAttribute("data-or-compare-open", "");
+    link.textContent = "Compare side by side";
+    var clear = document.createElement("button");
+    clear.type = "button";
+    clear.className = "md-button or-small-button";
+    clear.textContent = "Clear";
+    bar.appendChild(label);
+    bar.appendChild(link);
+    bar.appendChild(clear);
+    document.body.appendChild(bar);
+
+    function show() {
+      boxes.forEach(function (box) {
+        box.checked = chosen.indexOf(box.dataset.orCompare) !== -1;
+        box.disabled = !box.checked && chosen.length >= MAX_COMPARE;
+      });
+      bar.hidden = chosen.length === 0;
+      label.textContent = chosen.length + " of " + MAX_COMPARE + " chosen" + (chosen.length < 2 ? ": tick one more" : "");
+      link.hidden = chosen.length < 2;
+      link.href = table.dataset.orCompareHref + "?ids=" + encodeURIComponent(chosen.join(","));
+      setParams({ compare: chosen.join(",") });
+    }
+    boxes.forEach(function (box) {
+      box.addEventListener("change", function () {
+        var id = box.dataset.orCompare;
+        chosen = chosen.filter(function (c) { return c !== id; });
+        if (box.checked && chosen.length < MAX_COMPARE) chosen.push(id);
+        show();
+      });
+    });
+    clear.addEventListener("click", function () { chosen = []; show(); });
+    show();
+  }
+
+  function cell(tag, text, cls) {
+    var el = document.createElement(tag);
+    el.textContent = text;
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  function initCompareView(root) {
+    var view = root.querySelector("[data-or-compare-view]");
+    if (!view || view.dataset.orReady) return;
+    view.dataset.orReady = "1";
+    var ids = idList(params().get("ids"));
+    if (ids.length < 2) return;
+    var base = view.dataset.orRoot || "../";
+    Promise.all(ids.map(function (id) {
+      return fetch(base + "recipes/" + id + ".compare.json").then(function (r) {
+        if (!r.ok) throw new Error(id + ": " + r.status);
+        return r.json();
+      });
+    })).then(function (records) {
+      view.textContent = "";
+      var table = document.createElement("table");
+      table.className = "or-compare";
+      table.id = "or-compare-table";
+      var head = table.createTHead().insertRow();
+      head.appendChild(cell("th", "Field"));
+      records.forEach(function (rec) {
+        var th = document.createElement("th");
+        th.setAttribute("data-or-compare-col", rec.id);
+        var a = document.createElement("a");
+        a.href = base + rec.href;
+        a.textContent = rec.title;
+        th.appendChild(a);
+        th.appendChild(cell("small", rec.id, "or-compare__id"));
+        head.appendChild(th);
+      });
+      var body = table.createTBody();
+      var differing = 0;
+      records[0].sections.forEach(function (section, si) {
+        // Labels in the order the records give them, each section's union.
+        var labels = [];
+        records.forEach(function (rec) {
+          (rec.sections[si] ? rec.sections[si][1] : []).forEach(function (pair) {
+            if (labels.indexOf(pair[0]) === -1) labels.push(pair[0]);
+          });
+        });
+        var sep = body.insertRow();
+        sep.className = "or-compare__section";
+        var th = cell("th", section[0]);
+        th.colSpan = records.length + 1;
+        th.scope = "colgroup";
+        sep.appendChild(th);
+        labels.forEach(function (label) {
+          var values = records.map(function (rec) {
+            var found = (rec.sections[si] ? rec.sections[si][1] : []).filter(function (p) { return p[0] === label; })[0];
+            return found ? found[1] : "\u2013";
+          });
+          var differs = values.some(function (v) { return v !== values[0]; });
+          var row = body.insertRow();
+          row.setAttribute("data-or-field", section[0] + ": " + label);
+          if (differs) { row.className = "or-diff"; differing++; }
+          var rowHead = cell("th", label);
+          rowHead.scope = "row";
+          if (differs) rowHead.appendChild(cell("span", " (differs)", "or-diff__mark"));
+          row.appendChild(rowHead);
+          values.forEach(function (v) { row.appendChild(cell("td", v)); });
+        });
+      });
+      view.appendChild(cell("p", records.length + " recipes; " + differing + " fields differ (marked).", "or-compare__count"));
+      var wrap = document.createElement("div");
+      wrap.className = "or-table-wrap";
+      wrap.appendChild(table);
+      view.appendChild(wrap);
+    }).catch(function (err) {
+      view.textContent = "";
+      view.appendChild(cell("p", "Could not load a recipe to compare (" + err.message + ")."));
+    });
+  }
+
   // A link into a folded section (the evidence summary's, a search result's) opens the folds around its target.
   function openFoldsFor(hash) {
     if (!hash || hash.length < 2) return;
@@ -544,6 +681,8 @@
     initDecide(document);
     initSort(document);
     initCsv(document);
+    initPicks(document);
+    initCompareView(document);
     initCharts(document);
   }
 

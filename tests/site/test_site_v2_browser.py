@@ -356,7 +356,8 @@ def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
 # Item 10: accessibility, by axe-core (npm's axe-core, vendored at site_src/assets/vendor/axe.min.js; no page loads it).
 
 AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
-AXE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/deepseek-v3/", "gpus/h100/", "methodology/"]
+AXE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/deepseek-v3/", "gpus/h100/", "methodology/",
+             f"compare/?ids={REF_ID},llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs"]
 
 
 @pytest.mark.parametrize(("width", "scheme"), [(1400, "light"), (390, "light"), (1400, "dark"), (390, "dark")])
@@ -549,3 +550,53 @@ def test_item5_cost_to_train_equals_python_on_every_recipe(wide, registry) -> No
     assert float(cell.get_attribute("data-gpu-hours")) == figures.gpu_hours_for_tokens(2e12, tps)
     assert "GPU-h" in cell.inner_text() and cell.is_visible()
     assert wide.evaluate("OpenRecipes.parseTokens('500B')") == 5e11
+
+
+# Item 6: compare.
+
+def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> None:  # noqa: ANN001
+    wide.goto("recipes/")
+    _show_all(wide)
+    picks = [REF_ID, "llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs", "llama-3-70b/gb200/mb-25.09-dgx-gb200-64gpu-fp8-mx"]
+    for rid in picks:
+        wide.locator(f"input[data-or-compare='{rid}']").check()
+    assert "compare=" in wide.url  # the selection is in the URL
+    fourth = wide.locator("input[data-or-compare]:not(:checked)").first.get_attribute("data-or-compare")
+    wide.locator(f"input[data-or-compare='{fourth}']").check()
+    assert wide.locator("input[data-or-compare]:not(:checked):not([disabled])").count() == 0  # four at most
+    wide.locator(f"input[data-or-compare='{fourth}']").uncheck()
+    wide.reload()
+    assert sorted(wide.eval_on_selector_all("input[data-or-compare]:checked", "els => els.map(e => e.dataset.orCompare)")) \
+        == sorted(picks)
+    wide.locator("[data-or-compare-open]").click()
+    wide.wait_for_selector("#or-compare-table")
+    assert "compare/?ids=" in wide.url
+    cols = wide.eval_on_selector_all("#or-compare-table thead th[data-or-compare-col]",
+                                     "els => els.map(e => e.dataset.orCompareCol)")
+    assert cols == picks
+    # Every value is Python's text (views.compare_record); a row is marked exactly when its values differ.
+    rows = wide.eval_on_selector_all("#or-compare-table tbody tr[data-or-field]", """els => els.map(r => [r.dataset.orField,
+        r.classList.contains('or-diff'), [...r.querySelectorAll('td')].map(c => c.textContent)])""")
+    records = [views.compare_record(next(x for x in registry.recipes if x.id == rid), registry.catalog) for rid in picks]
+    expected = {}
+    for rec in records:
+        for section, pairs in rec["sections"]:
+            for label, text in pairs:
+                expected.setdefault(f"{section}: {label}", {})[rec["id"]] = text
+    assert {field for field, _, _ in rows} == set(expected)
+    for field, marked, values in rows:
+        want = [expected[field].get(rid, "–") for rid in picks]
+        assert values == want, field
+        assert marked == (len(set(want)) > 1), field
+    assert ("Recipe: Model", True, ["Gemma-4-31B", "Llama-3-70B", "Llama-3-70B"]) in [tuple(r) for r in rows]
+    # The view's address is the comparison: a reload (or a shared link) shows it again.
+    wide.reload()
+    wide.wait_for_selector("#or-compare-table")
+    assert wide.locator("#or-compare-table tbody tr.or-diff").count() == sum(marked for _, marked, _ in rows)
+
+
+def test_item6_compare_ignores_ids_that_are_not_recipe_ids(wide) -> None:  # noqa: ANN001
+    wide.goto(f"compare/?ids={REF_ID},../../etc/passwd,<script>")
+    wide.wait_for_timeout(300)
+    assert wide.locator("#or-compare-table").count() == 0
+    assert wide.locator("[data-or-compare-empty]").is_visible()
