@@ -8,6 +8,7 @@ file never breaks the site. Numbers only reach the page as JSON for the charts a
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ class Evidence:
     runs: list[dict[str, str]]
     source: str
     problems: list[str] = field(default_factory=list)
+
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def _number(value: Any) -> float | None:
@@ -80,7 +84,10 @@ def read(loaded: LoadedRecipe) -> Evidence | None:
     current = _history_row(data["result"], source) if isinstance(data.get("result"), dict) else None
     if current is not None:
         history.append({**current, "source": f"{current['source']} (this result)"})
-    points = [{"label": f"{i + 1}: {row['measured']}", "y": float(row["tokens_value"])} for i, row in enumerate(history)]
+    # "date" places each measurement on a time axis (openrecipes.js); a row without a date stays on its label.
+    points = [{"label": f"{i + 1}: {row['measured']}", "y": float(row["tokens_value"]),
+               "date": row["measured"] if _ISO_DATE.match(str(row["measured"])) else None}
+              for i, row in enumerate(history)]
     runs = []
     median = data.get("median_run")
     for i, run in enumerate(data.get("runs") if isinstance(data.get("runs"), list) else []):

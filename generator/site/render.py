@@ -245,9 +245,14 @@ class _Render:
                 "prices": prices, "compare_href": views.href(page, "compare.md"), **flags}
 
 
-def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str) -> dict[str, Any]:
-    points = views.chart_points(recipes, registry.catalog)
-    return {"id": chart_id, "json": _json_script(points), "count": len(points)}
+def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str, page: str = "",
+           cost: bool = True) -> dict[str, Any]:
+    """The group page's charts: cost against speed with the Pareto frontier (models: on one GPU type it is y = k/x
+    by construction, so GPU pages leave it out), and speed against GPU count (scaling)."""
+    points = views.chart_points(recipes, registry.catalog, page) if cost else []
+    scaling = views.scaling_points(recipes, registry.catalog, page) if page else []
+    return {"id": chart_id, "json": _json_script(points), "count": len(points), "cost": cost,
+            "scaling": {"id": chart_id + "-scaling", "json": _json_script(scaling), "count": len(scaling)}}
 
 
 def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict[str, list[LoadedRecipe]]:
@@ -317,7 +322,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             heading=f"{model}", kind="model", facts=facts,
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
-            chart=_chart(group, registry, "chart-" + views.slug(model)), all_href=views.href(src, "recipes.md"))
+            chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
@@ -332,7 +337,8 @@ def _group_pages(run: _Render) -> dict[str, Page]:
                      ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, table=run.table(group, src, "or-group"), references=[],
-            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type)), all_href=views.href(src, "recipes.md"))
+            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False),
+            all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
     pages["gpus/index.md"] = Page(_markdown("GPUs", env.get_template("list.md.j2").render(

@@ -487,16 +487,32 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "framework", "label": "Framework", "options": values("framework")}]
 
 
-def chart_points(recipes: list[LoadedRecipe], catalog: Catalog) -> list[dict[str, Any]]:
-    """Tokens/s per GPU against $/1M tokens, for the recipes with a price."""
+def _point_label(loaded: LoadedRecipe) -> str:
+    r = loaded.recipe
+    # Only the id's name and catalog keys: no contributor text goes into a page's scripts, even as inert JSON.
+    return fmt.plain_title(f"{loaded.id.split('/')[-1]} ({r.gpu.count} x {r.gpu.type})")
+
+
+def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") -> list[dict[str, Any]]:
+    """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link and
+    whether it is on the Pareto frontier (no other recipe both cheaper-or-equal and faster-or-equal, one strictly)."""
     out = []
     for loaded in recipes:
         f = recipe_figures(loaded, catalog)
         if f.usd is not None:
-            out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2),
-                        "label": fmt.plain_title(f"{loaded.id.split('/')[-1]} ({loaded.recipe.gpu.count} x "
-                                                 f"{loaded.recipe.gpu.type})")})
+            out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2), "label": _point_label(loaded),
+                        "href": href(page, recipe_src(loaded)) if page else ""})
+    best_y = float("-inf")
+    for point in sorted(out, key=lambda p: (p["x"], -p["y"])):
+        point["front"] = point["y"] > best_y
+        best_y = max(best_y, point["y"])
     return out
+
+
+def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str) -> list[dict[str, Any]]:
+    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe."""
+    return [{"x": loaded.recipe.gpu.count, "y": round(recipe_figures(loaded, catalog).tokens_per_s, 2),
+             "label": _point_label(loaded), "href": href(page, recipe_src(loaded))} for loaded in recipes]
 
 
 # A recipe id inside free text: model/gpu/name, optionally as recipes/<id>.yaml.
@@ -571,7 +587,7 @@ def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | N
         cells, previous = [], None
         for release in releases:
             found = sorted(groups[key].get(release, []), key=lambda x: x.id)
-            entries = [{"href": href(page, recipe_src(x)), "tokens": fmt.tokens_per_s(x.recipe.result.tokens_per_s_per_gpu),
+            entries = [{"href": href(page, recipe_src(x)), "tokens": fmt.short(x.recipe.result.tokens_per_s_per_gpu),
                         "label": x.recipe.layout.label} for x in found]
             change = None
             if len(found) == 1 and previous is not None:

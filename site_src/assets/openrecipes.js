@@ -268,25 +268,65 @@
 
   var INK = "#3f51b5", MUTED = "#9fa8da", LOSS = "#e65100";
 
-  function scatterConfig(points) {
+  // A click on a point opens its recipe (points carry "href", relative to the page, from Python).
+  function openPoint(event, elements, chart) {
+    if (!elements.length) return;
+    var el = elements[0];
+    var p = chart.data.datasets[el.datasetIndex].data[el.index];
+    if (p && p.href) location.href = p.href;
+  }
+
+  function pointerOnPoints(event, elements) {
+    if (event.native && event.native.target) event.native.target.style.cursor = elements.length ? "pointer" : "default";
+  }
+
+  function scatterConfig(points, xTitle, xLabel, extra) {
     return {
       type: "scatter",
-      data: { datasets: [{ label: "recipes", data: points, pointRadius: 5, backgroundColor: INK }] },
+      data: { datasets: [{ label: "recipes", data: points, pointRadius: 5, pointHoverRadius: 7, backgroundColor: INK }]
+        .concat(extra || []) },
       options: {
         animation: false,
+        onClick: openPoint,
+        onHover: pointerOnPoints,
         plugins: {
-          legend: { display: false },
+          legend: { display: !!extra },
           tooltip: { callbacks: { label: function (ctx) {
             var p = ctx.raw;
-            return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, $" + p.x.toFixed(2) + " / 1M";
+            return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, " + xLabel(p.x);
           } } }
         },
         scales: {
-          x: { title: { display: true, text: "$ / 1M tokens" }, beginAtZero: true },
+          x: { title: { display: true, text: xTitle }, beginAtZero: true },
           y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true }
         }
       }
     };
+  }
+
+  // Cost against speed, the Pareto frontier (Python marks its points "front") drawn as a line through them.
+  function costConfig(points) {
+    var front = points.filter(function (p) { return p.front; }).sort(function (a, b) { return a.x - b.x; });
+    return scatterConfig(points, "$ / 1M tokens", function (x) { return "$" + x.toFixed(2) + " / 1M"; }, [{
+      label: "Pareto frontier (cheapest for its speed)", data: front, showLine: true, borderColor: LOSS,
+      backgroundColor: "rgba(0,0,0,0)", pointRadius: 8, pointBorderWidth: 2, pointHitRadius: 0, fill: false
+    }]);
+  }
+
+  // Speed against GPU count (a log2 axis: counts double).
+  function scalingConfig(points) {
+    var config = scatterConfig(points, "GPUs", function (x) { return x + " GPUs"; });
+    var xs = points.map(function (p) { return p.x; });
+    var lo = Math.pow(2, Math.floor(Math.log2(Math.min.apply(null, xs))) - 1);
+    var hi = Math.pow(2, Math.ceil(Math.log2(Math.max.apply(null, xs))) + 1);
+    config.options.scales.x = { type: "logarithmic", min: lo, max: hi, title: { display: true, text: "GPUs (log scale)" },
+      afterBuildTicks: function (axis) {
+        var ticks = [];
+        for (var v = lo; v <= hi; v *= 2) ticks.push({ value: v });
+        axis.ticks = ticks;
+      },
+      ticks: { callback: function (v) { return v.toLocaleString("en-US"); } } };
+    return config;
   }
 
   // Per-step time of the median run (the window's steps dark, warm-up light) and its loss on a second axis.
@@ -313,32 +353,39 @@
     };
   }
 
-  // Tokens/s per GPU at each measurement, oldest first.
+  // Tokens/s per GPU at each measurement on a time axis (days; no date adapter needed), oldest first. Points
+  // without a date fall back to their order.
   function historyConfig(points) {
+    var DAY = 86400000;
+    var dated = points.every(function (p) { return p.date && !isNaN(Date.parse(p.date)); });
+    var data = points.map(function (p, i) {
+      return { x: dated ? Date.parse(p.date) / DAY : i + 1, y: p.y, label: p.label };
+    });
     return {
       type: "line",
-      data: {
-        labels: points.map(function (p) { return p.label; }),
-        datasets: [{ label: "tokens/s per GPU", data: points.map(function (p) { return p.y; }), borderColor: INK,
-                     backgroundColor: INK, pointRadius: 4 }]
-      },
+      data: { datasets: [{ label: "tokens/s per GPU", data: data, borderColor: INK, backgroundColor: INK, pointRadius: 4 }] },
       options: {
         animation: false,
-        plugins: { legend: { display: false } },
-        scales: { x: { title: { display: true, text: "measured" } },
-                  y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true } }
+        plugins: { legend: { display: false },
+                   tooltip: { callbacks: { title: function (items) { return items[0].raw.label; } } } },
+        scales: {
+          x: { type: "linear", title: { display: true, text: dated ? "date measured" : "measurement" },
+               ticks: { precision: 0, callback: function (v) {
+                 return dated ? new Date(v * DAY).toISOString().slice(0, 10) : v; } } },
+          y: { title: { display: true, text: "tokens/s per GPU" }, beginAtZero: true }
+        }
       }
     };
   }
 
-  var CONFIGS = { scatter: scatterConfig, steps: stepsConfig, history: historyConfig };
+  var CONFIGS = { cost: costConfig, scatter: costConfig, scaling: scalingConfig, steps: stepsConfig, history: historyConfig };
 
   function initCharts(root) {
     if (typeof Chart === "undefined") return;
     root.querySelectorAll("canvas[data-or-chart]").forEach(function (canvas) {
       if (canvas.dataset.orChartReady) return;
       var source = document.getElementById(canvas.dataset.orChart);
-      var config = CONFIGS[canvas.dataset.orChartKind || "scatter"];
+      var config = CONFIGS[canvas.dataset.orChartKind || "cost"];
       if (!source || !config) return;
       canvas.dataset.orChartReady = "1";
       new Chart(canvas, config(JSON.parse(source.textContent)));

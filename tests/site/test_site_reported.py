@@ -101,7 +101,7 @@ def test_model_page_compares_layouts_across_releases_and_systems(registry, pages
             assert cell == ""
             continue
         tps = x.recipe.result.tokens_per_s_per_gpu
-        assert f'href="{views.href("models/llama-3-70b.md", views.recipe_src(x))}">{fmt.tokens_per_s(tps)}</a>' in cell
+        assert f'href="{views.href("models/llama-3-70b.md", views.recipe_src(x))}">{fmt.short(tps)}</a>' in cell
         assert f"<small>{x.recipe.layout.label}</small>" in cell
         if previous is not None:
             change = fmt.signed_percent(figures.speedup(previous, tps))

@@ -600,3 +600,55 @@ def test_item6_compare_ignores_ids_that_are_not_recipe_ids(wide) -> None:  # noq
     wide.wait_for_timeout(300)
     assert wide.locator("#or-compare-table").count() == 0
     assert wide.locator("[data-or-compare-empty]").is_visible()
+
+
+# Item 8: charts that inform.
+
+def _chart_points(page, kind: str) -> list[list[dict]]:  # noqa: ANN001
+    return page.evaluate(f"""() => Chart.getChart(document.querySelector('canvas[data-or-chart-kind={kind}]'))
+        .data.datasets.map(d => d.data.map(p => ({{x: p.x, y: p.y, href: p.href || null, front: p.front}})))""")
+
+
+def test_item8_model_page_scaling_and_pareto_charts(wide, registry) -> None:  # noqa: ANN001
+    wide.goto("models/gpt-oss-120b/")
+    for kind in ("scaling", "cost"):
+        wide.locator(f"canvas[data-or-chart-kind={kind}]").wait_for()
+    group = [x for x in registry.recipes if x.recipe.model == "GPT-OSS-120B"]
+    scaling = _chart_points(wide, "scaling")[0]
+    assert sorted((p["x"], p["y"]) for p in scaling) == sorted(
+        (x.recipe.gpu.count, round(x.recipe.result.tokens_per_s_per_gpu, 2)) for x in group)
+    cost, front = _chart_points(wide, "cost")
+    priced = [(views.recipe_figures(x, registry.catalog).usd, x.recipe.result.tokens_per_s_per_gpu) for x in group]
+    priced = [(round(u, 4), round(t, 2)) for u, t in priced if u is not None]
+    assert sorted((p["x"], p["y"]) for p in cost) == sorted(priced)
+    # The frontier: exactly the points no other point beats on both cost and speed.
+    dominated = {p for p in priced if any(q != p and q[0] <= p[0] and q[1] >= p[1] for q in priced)}
+    assert sorted((p["x"], p["y"]) for p in front) == sorted(set(priced) - dominated)
+    # Each point is a link to its recipe: clicking one opens it.
+    hrefs = {p["href"] for p in scaling}
+    assert len(hrefs) == len(group) and all(h.startswith("../../recipes/gpt-oss-120b/") for h in hrefs)
+    wide.locator("canvas[data-or-chart-kind=cost]").scroll_into_view_if_needed()
+    target = wide.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-or-chart-kind=cost]'));
+        const el = c.getDatasetMeta(0).data[0], box = c.canvas.getBoundingClientRect();
+        return {x: box.left + el.x, y: box.top + el.y, href: c.data.datasets[0].data[0].href}; }""")
+    wide.mouse.click(target["x"], target["y"])
+    wide.wait_for_url("**/recipes/gpt-oss-120b/**")
+    assert wide.url.rstrip("/").endswith(target["href"].replace("../../", "").rstrip("/"))
+
+
+def test_item8_gpu_page_has_scaling_not_the_constant_cost_curve(wide) -> None:  # noqa: ANN001
+    wide.goto("gpus/h100/")
+    wide.locator("canvas[data-or-chart-kind=scaling]").wait_for()
+    assert wide.locator("canvas[data-or-chart-kind=cost]").count() == 0  # $ against tokens/s is y = k/x on one GPU type
+
+
+def test_item8_history_on_a_time_axis(wide) -> None:  # noqa: ANN001
+    rid = "llama-3.2-3b/h200/engine-sdpa-8k"
+    wide.goto(f"recipes/{rid}/")
+    if wide.locator("canvas[data-or-chart-kind=history]").count() == 0:
+        pytest.skip("this recipe has one measurement")
+    points = wide.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-or-chart-kind=history]'));
+        return [c.options.scales.x.title.text, c.data.datasets[0].data.map(p => p.x)]; }""")
+    assert points[0] == "date measured"
+    xs = points[1]
+    assert xs == sorted(xs) and all(x > 19000 for x in xs)  # days since 1970: 2022 onwards
