@@ -461,7 +461,7 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
         ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,
                                                           r.gpu.instance)),
                     ("Status", f"{r.status.value} ({status_line(loaded)})"), ("Author", r.author.name)]),
-        ("Figures", [("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd(f.usd)),
+        ("Figures", [("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
                      ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Step-time CV", fmt.percent_value(f.cv)),
                      ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
         ("Layout", layout_rows(loaded)),
