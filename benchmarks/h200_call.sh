@@ -10,6 +10,7 @@
 #   bash benchmarks/h200_call.sh table            engine_vs_hf on the 1B (4k) and 3B (8k) shapes in one process
 #   bash benchmarks/h200_call.sh repeat3b         engine_vs_hf on the 3B shape three times (the ratio's spread)
 #   bash benchmarks/h200_call.sh noise            the 1B recipe's slow steps: engine runs with clocks/power per step
+#   bash benchmarks/h200_call.sh remeasure1b      the control (no sampler) for noise, then remeasure of the 1B SDPA recipe
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
 # The wheels (carry .whl; the image has torch, triton, transformers, numpy, yaml, jinja2, rich, nvidia-ml-py):
@@ -91,6 +92,12 @@ noise)  # why the 1B SDPA recipe's steps 11-13 took 0.74 s against 0.55 s: clock
   TAILN=60 step noise-1b 420 python3 benchmarks/step_noise.py $R1 --runs 3 --gc-off-runs 1 --steps 30 \
     --out "$W/noise-1b.json"
   cp "$W/noise-1b.smi.csv" "$OUT/" 2>/dev/null
+  ;;
+remeasure1b)  # noise's control (no nvidia-smi sampler), then the 1B SDPA recipe re-measured by the runner
+  TAILN=20 step noise-1b-control 200 python3 benchmarks/step_noise.py $R1 --runs 2 --gc-off-runs 0 --steps 30 \
+    --sample-ms 0 --out "$W/noise-1b-control.json"
+  TAILN=16 step remeasure-1b 240 python3 -m runner remeasure $R1 --yes --json --timeout 220
+  cp $R1 "$W/engine-sdpa-4k.yaml"; cp "${R1%.yaml}.evidence.json" "$W/engine-sdpa-4k.evidence.json"
   ;;
 sweep)
   TAILN=14 step component 150 python3 benchmarks/attention_component_test.py --out "$W/attention_component_test.json"
