@@ -42,9 +42,12 @@ def synthetic(text: str, rng: random.Random) -> str:
         out = out.replace("  layer_split:\n    first: 13\n    last: 15\n", "  layer_split: null\n")
     else:
         out = out.replace("    first: 13\n    last: 15\n", f"    first: {split[0]}\n    last: {split[1]}\n")
-    out = out.replace("  tokens_per_s_per_gpu: 1178.1\n", f"  tokens_per_s_per_gpu: {tps}\n")
-    out = out.replace("  usd_per_million_tokens: 1.62\n", f"  usd_per_million_tokens: {usd}\n")
-    out = out.replace("  mfu: 0.2194\n", f"  mfu: {mfu}\n")
+    out = out.replace("  tokens_per_s_per_gpu: 1178.1\n", f"  tokens_per_s_per_gpu: {tps:.1f}\n")
+    out = out.replace("  usd_per_million_tokens: 1.62\n", f"  usd_per_million_tokens: {usd:.2f}\n")
+    out = out.replace("  mfu: 0.2194\n", f"  mfu: {mfu:.4f}\n")
+    out = out.replace("  label: TP2 PP4 DP1\n", f"  label: TP{tp} PP{pp} DP{dp}\n")
+    # GPU-hours cannot be less than the measured window's own duration at this speed
+    out = out.replace("  gpu_hours: 5.69\n", f"  gpu_hours: {15_728_640 / (tps * 3600) * 1.2:.2f}\n")
     # vary the size: longer or shorter notes
     return out + "".join(f"  - note line {i} of a longer discussion of the measured run.\n"
                          for i in range(rng.randint(0, 40)))
