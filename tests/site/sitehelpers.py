@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
@@ -146,3 +147,25 @@ def remeasured(registry: Path, name: str, times: int = 2) -> Path:
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
     return target
+
+
+@contextlib.contextmanager
+def static_server(folder: Path, port: int):  # noqa: ANN201
+    """A real HTTP server over a built site folder on 127.0.0.1:port; yields its base URL once it answers."""
+    import time
+    import urllib.request
+
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base, timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from sitehelpers import GOLDEN_CARD, ROOT, make_registry, mkdocs_build, remeasured, site_project, synthetic
+from sitehelpers import GOLDEN_CARD, ROOT, make_registry, mkdocs_build, remeasured, site_project, static_server, synthetic
 from test_site_safety import XSS_ID, xss_recipe
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,18 +41,8 @@ def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     result = mkdocs_build(site_project(tmp, registry), tmp / "out")
     assert result.returncode == 0, result.stderr[-3000:]
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(tmp / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base, timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield base
-    server.terminate()
-    server.wait(timeout=10)
+    with static_server(tmp / "out", port) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

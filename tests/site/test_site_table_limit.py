@@ -5,13 +5,9 @@ all matches, not only the rows on screen. Without JavaScript the page is the ful
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
-from sitehelpers import ROOT, make_registry, mkdocs_build, site_project, synthetic
+from sitehelpers import ROOT, make_registry, mkdocs_build, site_project, static_server, synthetic
 from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
@@ -33,18 +29,8 @@ def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     result = mkdocs_build(site_project(tmp, registry), tmp / "out")
     assert result.returncode == 0, result.stderr[-3000:]
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(tmp / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base, timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield base
-    server.terminate()
-    server.wait(timeout=10)
+    with static_server(tmp / "out", port) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,10 @@ page's hierarchy, the fixes, accessibility. Each test names the issue item it co
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from sitehelpers import committed_registry, mkdocs_build, site_project
+from sitehelpers import committed_registry, mkdocs_build, site_project, static_server
 from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
 
 from generator.registry import load_registry
@@ -40,18 +36,8 @@ def registry(built: tuple[Path, Path]):  # noqa: ANN201
 @pytest.fixture(scope="module")
 def site(built: tuple[Path, Path]):  # noqa: ANN201
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(built[1])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base, timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield base
-    server.terminate()
-    server.wait(timeout=10)
+    with static_server(built[1], port) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
