@@ -53,3 +53,12 @@ def remeasure(recipe: Path, *args: str, env: dict[str, str] | None = None) -> su
 def outside_result(text: str) -> str:
     """The recipe text with the result block cut out."""
     return re.sub(r"(?ms)^result:\n.*?(?=^correctness:)", "", text)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie (a test's children must not outlive it)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import FIXTURES, H100_ENV, HERE, REFERENCE, ROOT, fixture_run, outside_result, registry, remeasure
+from runner_support import FIXTURES, H100_ENV, HERE, REFERENCE, ROOT, alive, fixture_run, outside_result, registry, remeasure
 
 from runner import cli
 
@@ -55,14 +55,6 @@ def timed(recipe: Path, *args: str, env: dict[str, str] | None = None) -> subpro
     """`remeasure` of a launch under the fast clock."""
     return subprocess.run([*WRAPPER, "remeasure", str(recipe), "--workdir", str(HERE), *args], cwd=ROOT,
                           env=dict(os.environ) | H100_ENV | (env or {}), capture_output=True, text=True, timeout=60)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in state
 
 
 def test_help_documents_exit_codes() -> None:
@@ -202,7 +194,7 @@ def test_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None
     assert time.monotonic() - t0 < 20
     found = [int(p) for p in pids.read_text().split()]
     assert len(found) == 2  # the trainer and the child it started
-    assert not any(_alive(p) for p in found)
+    assert not any(alive(p) for p in found)
     assert recipe.read_bytes() == before
 
 
@@ -222,7 +214,7 @@ def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == cli.EXIT_INTERRUPTED, err
     assert "interrupted" in err and "nothing written" in err
-    assert not any(_alive(int(p)) for p in pids.read_text().split())
+    assert not any(alive(int(p)) for p in pids.read_text().split())
     assert recipe.read_bytes() == before
 
 

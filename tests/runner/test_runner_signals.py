@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import H100_ENV, HERE, ROOT, fixture_run, registry
+from runner_support import H100_ENV, HERE, ROOT, alive, fixture_run, registry
 
 from runner import cli
 
@@ -24,14 +24,6 @@ def _ignore_stop_signals() -> None:
     passes on to the runner."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in state
 
 
 def _ignored_signals(pid: int) -> int:
@@ -52,7 +44,7 @@ def _with_marker(marker: str) -> list[int]:
             argv = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker in argv and _alive(int(name)):
+        if marker in argv and alive(int(name)):
             found.append(int(name))
     return found
 
@@ -112,7 +104,7 @@ def test_interrupt_ends_the_run_when_the_parent_ignores_sigint(
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == cli.EXIT_INTERRUPTED, err
     assert "interrupted" in err and "nothing written" in err
-    assert not _alive(trainer) and not _alive(child)
+    assert not alive(trainer) and not alive(child)
     assert _with_marker(str(pids)) == []
     after = {p: p.read_bytes() for p in (tmp_path / "recipes").rglob("*") if p.is_file()}
     assert after == before  # nothing written, no temporary file left
