@@ -102,6 +102,7 @@ class YamlDocument:
     # built); `unbuilt` holds the fields whose value could not be built, so validation does not report them twice.
     problems: list[Problem] = field(default_factory=list)
     unbuilt: set[FieldPath] = field(default_factory=set)
+    text: str = ""  # the document as read: a figure's written precision is judged on it, without a second read
 
 
 class _AliasFound(Exception):
@@ -470,7 +471,7 @@ def _read_document(path: Path, name: str, max_bytes: int) -> YamlDocument:
         kind = "a list" if isinstance(data, list) else "a single value"
         raise InputError([Problem(name, 1, 1, "(document)", f"the top level must be a mapping, not {kind}")])
     return YamlDocument(name, data, builder.positions, builder.key_positions, builder.soft_problems,
-                        builder.unbuilt)
+                        builder.unbuilt, text)
 
 
 def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES) -> YamlDocument:
@@ -582,6 +583,7 @@ class LoadedRecipe:
     data: dict[str, Any]
     positions: Positions
     key_positions: Positions = field(default_factory=dict)
+    text: str = ""  # the file's text as loaded
 
     def position(self, *where: str | int) -> tuple[int, int]:
         """Where a field is: its key for a mapping or list (the line that names it), else its value."""
@@ -624,4 +626,5 @@ def load_recipe(path: Path, display: str | None = None, recipes_root: Path | Non
         data=doc.data,
         positions=doc.positions,
         key_positions=doc.key_positions,
+        text=doc.text,
     )

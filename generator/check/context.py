@@ -33,12 +33,9 @@ class RecipeContext:
         self._lines: list[str] | None = None
 
     def _source(self) -> list[str]:
-        """The recipe's lines as read from its file (once; empty when it cannot be read back)."""
+        """The recipe's lines as the loader read them (split once)."""
         if self._lines is None:
-            try:
-                self._lines = self.loaded.path.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
-                self._lines = []
+            self._lines = self.loaded.text.splitlines()
         return self._lines
 
     def written(self, *where: str | int) -> str | None:
