@@ -119,8 +119,10 @@ def test_the_gate_is_capped() -> None:
     assert figures.change_tolerance_percent(1.0) == 5.0
     assert figures.change_tolerance_percent(2.19) == pytest.approx(6.57)
     assert figures.change_tolerance_percent(12.8) == figures.CHANGE_TOLERANCE_MAX_PERCENT == 10.0
-    sdpa = load_recipe(ROOT / "recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml").recipe
-    assert sdpa.result.step_time_cv_percent == pytest.approx(12.8, abs=0.5)
+    # A recipe measured as noisily as the 1B engine was before its re-measurement (CV 12.8%): the gate stays at 10%.
+    measured = load_recipe(ROOT / "recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml").recipe
+    noisy = measured.result.model_copy(update={"step_time_cv_percent": 12.8})
+    sdpa = measured.model_copy(update={"result": noisy})
     recorded = sdpa.result.tokens_per_s_per_gpu
     assert gate(sdpa, recorded * 0.85).outside  # -15% was inside the old +/-38%
     assert not gate(sdpa, recorded * 0.91).outside
