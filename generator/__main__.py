@@ -7,6 +7,13 @@ import sys
 from pathlib import Path
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _root() -> Path:
     return Path.cwd()
 
@@ -21,7 +28,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     except RootNotFound as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    run = check_tree(root, paths or None, use_cache=not args.no_cache)
+    run = check_tree(root, paths or None, use_cache=not args.no_cache, jobs=args.jobs)
     for warning in run.warnings:
         print(warning, file=sys.stderr)
     problems = run.problems
@@ -91,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="recipe files or folders (default: the whole registry)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--no-cache", action="store_true", help="ignore the content-hash cache")
+    p.add_argument("--jobs", type=_positive, default=None,
+                   help="worker processes (default: one per core when 400 or more files need checking, else 1)")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("schema", help="write schema/*.schema.yaml from the models")
     p.add_argument("--check", action="store_true", help="fail if the committed schemas are stale")

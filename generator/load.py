@@ -21,7 +21,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -30,9 +30,39 @@ from generator.models import Recipe
 from generator.problems import InputError, Problem
 
 try:  # libyaml's C parser when present: the composer is the hot part of a cold check
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the installed PyYAML
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """The safe loader with its tag resolution remembered: PyYAML resolves every node in Python (regular
+    expressions per plain scalar), the largest part of a cold check, while recipes repeat the same few hundred
+    plain scalars. SafeLoader has no path resolvers, so a plain scalar's tag depends on its text alone."""
+
+    _plain_tags: ClassVar[dict[str, str]] = {}
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            tag = self._plain_tags.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(self._plain_tags) >= _MAX_REMEMBERED_TAGS:
+                    self._plain_tags.clear()
+                self._plain_tags[value] = tag
+            return tag
+        if kind is yaml.ScalarNode:
+            return _STR_TAG
+        return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass  # path resolvers only, and SafeLoader has none
+
+    def ascend_resolver(self) -> None:
+        pass
+
+
+_MAX_REMEMBERED_TAGS = 1 << 16
 
 MAX_BYTES = 512 * 1024
 # A recipe nests four levels; 32 leaves room for any honest file and keeps every recursive reader (the builder,
@@ -103,6 +133,8 @@ class YamlDocument:
     problems: list[Problem] = field(default_factory=list)
     unbuilt: set[FieldPath] = field(default_factory=set)
     text: str = ""  # the document as read: a figure's written precision is judged on it, without a second read
+    # A double-quoted scalar can spell text with escapes ("\x54ODO") that a search of `text` would not see.
+    double_quoted: bool = True  # unknown unless the builder says
 
 
 class _AliasFound(Exception):
@@ -223,6 +255,9 @@ class _Builder:
         self.soft_problems: list[Problem] = []  # reported beside validation's
         self.unbuilt: set[FieldPath] = set()
         self._seen: set[int] = set()
+        # An alias is written `*name`: a file without '*' has none, and its nodes need no identity bookkeeping.
+        self._may_alias = "*" in text
+        self.double_quoted = False
         # Node properties (a tag, an anchor) start with '!' or '&' where a node can start, and libyaml's mark of a
         # node with properties is at the first; without such a place in the file, no line is looked at.
         self._lines: list[str] | None = text.split("\n") if _may_have_properties(text) else None
@@ -248,23 +283,25 @@ class _Builder:
         return tagged, anchored
 
     def build(self, node: yaml.Node, where: FieldPath) -> Any:
-        if id(node) in self._seen:
-            # A node reached twice is an alias: refuse before any expansion (billion laughs).
-            self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
-            raise _AliasFound
-        if len(where) > MAX_DEPTH:
-            self._problem(node, where[:MAX_DEPTH], f"nested deeper than {MAX_DEPTH} levels")
+        if self._may_alias:
+            if id(node) in self._seen:
+                # A node reached twice is an alias: refuse before any expansion (billion laughs).
+                self._problem(node, where, "YAML aliases and anchors are not allowed in recipes")
+                raise _AliasFound
+            self._seen.add(id(node))
+        mark = node.start_mark
+        self.positions[where] = (mark.line + 1, mark.column + 1)
+        kind = type(node)
+        if kind is yaml.ScalarNode:
+            return self._scalar(node, where)
+        if len(where) >= MAX_DEPTH and node.value:  # its items would be deeper than the limit: at the first
+            first = node.value[0][1] if kind is yaml.MappingNode else node.value[0]
+            self._problem(first, where, f"nested deeper than {MAX_DEPTH} levels")
             raise _TooDeep
-
-        self._seen.add(id(node))
-        self.positions[where] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
-            self._check_collection_properties(node, where)
-        if isinstance(node, yaml.MappingNode):
+        self._check_collection_properties(node, where)
+        if kind is yaml.MappingNode:
             return self._mapping(node, where)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
-        return self._scalar(node, where)
+        return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
 
     def _check_collection_properties(self, node: yaml.Node, where: FieldPath) -> None:
         """A tag on a mapping or list would be ignored (`!!set`, `!!omap`, `!custom`): say so instead."""
@@ -311,6 +348,8 @@ class _Builder:
 
     def _scalar(self, node: yaml.ScalarNode, where: FieldPath) -> Any:
         tag = node.tag
+        if node.style == '"':
+            self.double_quoted = True
         if tag not in _KIND:
             self._problem(node, where, f"unsupported YAML tag {tag} (quote the value if it is text)")
             return None
@@ -471,7 +510,7 @@ def _read_document(path: Path, name: str, max_bytes: int) -> YamlDocument:
         kind = "a list" if isinstance(data, list) else "a single value"
         raise InputError([Problem(name, 1, 1, "(document)", f"the top level must be a mapping, not {kind}")])
     return YamlDocument(name, data, builder.positions, builder.key_positions, builder.soft_problems,
-                        builder.unbuilt, text)
+                        builder.unbuilt, text, builder.double_quoted)
 
 
 def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES) -> YamlDocument:
@@ -584,6 +623,7 @@ class LoadedRecipe:
     positions: Positions
     key_positions: Positions = field(default_factory=dict)
     text: str = ""  # the file's text as loaded
+    double_quoted: bool = True  # see YamlDocument.double_quoted (unknown: assume so, and search every value)
 
     def position(self, *where: str | int) -> tuple[int, int]:
         """Where a field is: its key for a mapping or list (the line that names it), else its value."""
@@ -627,4 +667,5 @@ def load_recipe(path: Path, display: str | None = None, recipes_root: Path | Non
         positions=doc.positions,
         key_positions=doc.key_positions,
         text=doc.text,
+        double_quoted=doc.double_quoted,
     )

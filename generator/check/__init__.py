@@ -8,7 +8,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import multiprocessing
+import os
+import sys
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,47 +54,108 @@ def _content_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+# A pool pays for itself only on a large registry: starting a worker costs about as much as checking 100 files.
+PARALLEL_MIN_FILES = 400
+FILES_PER_WORKER = 200
+
+
 def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool = True,
-               today: dt.date | None = None, cache_folder: Path | None = None) -> CheckRun:
-    """Checks the registry at `root` (or the given files and folders in it), reusing cached per-file results."""
+               today: dt.date | None = None, cache_folder: Path | None = None, jobs: int | None = None) -> CheckRun:
+    """Checks the registry at `root` (or the given files and folders in it), reusing cached per-file results.
+
+    Gathers the files, takes what the cache already knows, checks the rest (in `jobs` processes; None: one per
+    core on a large registry), then reports in file order."""
     today = today or dt.date.today()
     catalog = Catalog.load(root)
     cache = CheckCache(root, today, cache_folder) if use_cache else None
     problems = list(catalog.problems)
-    ids: dict[str, str] = {}
     files = recipe_files(root, list(paths) if paths else None)
+    targets = _gather(files, root, cache, problems)
+    misses = [t for t in targets if t.found is None]
+    for target, (rid, found) in zip(misses, _check_files(misses, root, catalog, today, jobs), strict=True):
+        target.rid, target.found = rid, found
+        if cache is not None and target.digest:
+            cache.put(target.display, target.digest, rid, found)
+    ids: dict[str, str] = {}
+    for target in targets:
+        problems.extend(target.found or [])
+        _note_id(ids, target.rid, target.display, problems)
+    warnings = [w for w in [cache.save() if cache else None] if w]
+    return CheckRun(len(files), sorted(set(problems)), warnings)
+
+
+@dataclass
+class _Target:
+    """One placed recipe file on its way through the check: its cached or fresh result."""
+
+    path: Path
+    display: str
+    digest: str = ""
+    rid: str = ""
+    found: list[Problem] | None = None
+
+
+def _gather(files: list[Path], root: Path, cache: CheckCache | None, problems: list[Problem]) -> list[_Target]:
+    targets = []
     for path in files:
         display = display_path(path, root)
         placed = placement_problems(path, root, display)
         if placed:
             problems.extend(placed)
             continue
-        rid, found = _check_file(path, display, root, catalog, today, cache)
-        problems.extend(found)
-        _note_id(ids, rid, display, problems)
-    warnings = [w for w in [cache.save() if cache else None] if w]
-    return CheckRun(len(files), sorted(set(problems)), warnings)
+        target = _Target(path, display)
+        if cache is not None:
+            try:
+                target.digest = _content_digest(path)
+            except OSError:
+                target.digest = ""
+            hit = cache.get(display, target.digest) if target.digest else None
+            if hit is not None:
+                target.rid, target.found = hit
+        targets.append(target)
+    return targets
 
 
-def _check_file(path: Path, display: str, root: Path, catalog: Catalog, today: dt.date,
-                cache: CheckCache | None) -> tuple[str, list[Problem]]:
-    digest = ""
-    if cache is not None:
-        try:
-            digest = _content_digest(path)
-        except OSError:
-            digest = ""
-        hit = cache.get(display, digest) if digest else None
-        if hit is not None:
-            return hit
+def _check_files(targets: list[_Target], root: Path, catalog: Catalog, today: dt.date,
+                 jobs: int | None) -> Iterable[tuple[str, list[Problem]]]:
+    work = [(t.path, t.display) for t in targets]
+    workers = _workers(len(work), jobs)
+    if workers <= 1:
+        return [_check_file(path, display, root, catalog, today) for path, display in work]
+    # forkserver: a clean worker whatever threads the caller runs (mkdocs serve, pytest); each loads the catalog once
+    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                             initargs=(root, today)) as pool:
+        return list(pool.map(_check_in_worker, work, chunksize=max(1, len(work) // (workers * 8))))
+
+
+def _workers(count: int, jobs: int | None) -> int:
+    if jobs is not None:
+        return max(1, min(jobs, count))
+    if count < PARALLEL_MIN_FILES:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, count // FILES_PER_WORKER))
+
+
+_WORKER: dict[str, object] = {}  # this worker process's root, catalog and date (set once by _start_worker)
+
+
+def _start_worker(root: Path, today: dt.date) -> None:
+    _WORKER.update(root=root, catalog=Catalog.load(root), today=today)
+
+
+def _check_in_worker(item: tuple[Path, str]) -> tuple[str, list[Problem]]:
+    path, display = item
+    return _check_file(path, display, _WORKER["root"], _WORKER["catalog"], _WORKER["today"])  # type: ignore[arg-type]
+
+
+def _check_file(path: Path, display: str, root: Path, catalog: Catalog, today: dt.date) -> tuple[str, list[Problem]]:
     try:
         loaded = load_recipe(path, display, root / RECIPES_DIR)
-        rid, found = loaded.id, check_recipe(loaded, catalog, today)
+        return loaded.id, check_recipe(loaded, catalog, today)
     except InputError as exc:
-        rid, found = recipe_id(path, root / RECIPES_DIR), exc.problems
-    if cache is not None and digest:
-        cache.put(display, digest, rid, found)
-    return rid, found
+        return recipe_id(path, root / RECIPES_DIR), exc.problems
 
 
 def _note_id(ids: dict[str, str], rid: str, display: str, problems: list[Problem]) -> None:

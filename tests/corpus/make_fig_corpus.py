@@ -84,6 +84,9 @@ CASES: dict[str, Case] = {
     # 2. placeholders
     "fig_todo_placeholder": Case(REFERENCE, [("  name: ATTUNE\n", "  name: TODO your name\n")], "  name: TODO your name",
                                  "author.name", "placeholder TODO"),
+    # an escape in a double-quoted string spells a placeholder the file's text does not show
+    "fig_escaped_placeholder": Case(REFERENCE, [("  name: ATTUNE\n", '  name: "\\x54ODO your name"\n')],
+                                    '  name: "\\x54ODO your name"', "author.name", "placeholder TODO"),
     "fig_fixme_in_block_text": Case(
         REFERENCE, [("  export CUDA_DEVICE_MAX_CONNECTIONS=1\n",
                      "  export CUDA_DEVICE_MAX_CONNECTIONS=1\n  # FIXME the launcher path\n")],
