@@ -1,68 +1,69 @@
-"""python -m generator import SOURCE FILE: published results as `reported` recipes."""
+"""python -m generator import SOURCE FILE: published results as `reported` recipes.
+
+A source is a module generator/importers/<name>.py (the CLI name with '-' for '_') defining `SOURCE`, an instance
+of base.Source; the shared machinery (base.run_source) parses, supersedes, renders and writes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
 from pathlib import Path
+
+from generator.importers.base import Document, Parsed, Source, WriteReport, run_source
+
+SHARED_MODULES = {"base", "recipes"}
+
+
+def source_names() -> list[str]:
+    """CLI names of the importer modules present (not imported: a module is loaded only when used)."""
+    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(__path__)
+                  if m.name not in SHARED_MODULES and not m.name.startswith("_"))
+
+
+def get_source(name: str) -> Source:
+    """The Source of `python -m generator import NAME`; ValueError when no module defines one."""
+    module_name = name.replace("-", "_")
+    if module_name in SHARED_MODULES or name not in source_names():
+        raise ValueError(f"unknown source {name!r} (known: {', '.join(source_names())})")
+    source = getattr(importlib.import_module(f"generator.importers.{module_name}"), "SOURCE", None)
+    if not isinstance(source, Source):
+        raise ValueError(f"generator/importers/{module_name}.py defines no SOURCE (a base.Source instance)")
+    return source
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import published results as reported recipes")
-    p.add_argument("source", choices=["megatron-bridge"], help="which publication's format FILE is in")
+    p.add_argument("source", help=f"which publication's format FILE is in ({', '.join(source_names())})")
     p.add_argument("file", help="the document (e.g. Megatron-Bridge's docs/performance-summary.md)")
-    p.add_argument("--source-url", required=True, help="URL of the document, recorded on every recipe")
+    p.add_argument("--source-url", required=True, help="URL of the document at its commit, recorded on every recipe")
     p.add_argument("--commit", default=None, help="commit of the document, recorded on every recipe")
     p.add_argument("--dry-run", action="store_true", help="report what would be written; write nothing")
     p.set_defaults(func=cmd_import)
 
 
-def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_run: bool):  # noqa: ANN201
-    """Parses file and writes its recipes under root; returns (parsed, write report, problems)."""
-    from generator.catalog import Catalog
-    from generator.importers import megatron_bridge, recipes
-
-    catalog = Catalog.load(root)
-    if catalog.problems:
-        return None, None, [str(p) for p in catalog.problems]
-    parsed = megatron_bridge.read(file)
-    built = []
-    kept: list[Path] = []
-    rows = []
-    for row in parsed.rows:
-        missing = [what for what, ok in (("model", row.model in catalog.models),
-                                         ("GPU", megatron_bridge.SYSTEMS[row.system][0] in catalog.gpus)) if not ok]
-        if missing:
-            parsed.skips.append(megatron_bridge.Skip(row.line, f"{' and '.join(missing)} not in the catalog"))
-            continue
-        rows.append(row)
-    # A row whose other configuration was skipped says so on its recipe, so the registry shows the skip too.
-    skipped_at: dict[int, list[str]] = {}
-    for skip in parsed.skips:
-        skipped_at.setdefault(skip.line, []).append(skip.reason)
-    for row in rows:
-        path = recipes.target(root, catalog, row)
-        try:
-            superseded = recipes.superseded_by_import(path, source_url, commit)
-        except ValueError as exc:
-            return parsed, None, [str(exc)]
-        if superseded is None:
-            kept.append(path)
-            continue
-        built.append((row, recipes.build(row, catalog, source_url, commit, superseded, skipped_at.get(row.line, []))))
-    report = recipes.write(root, catalog, built, dry_run)
-    report.kept = kept
-    return parsed, report, []
+def run_import(root: Path, file: Path, source_url: str, commit: str | None, dry_run: bool,
+               source: str = "megatron-bridge") -> tuple[Parsed | None, WriteReport | None, list[str]]:
+    """Parses file with the named source and writes its recipes under root; returns (parsed, report, problems)."""
+    return run_source(get_source(source), root, file, Document(source_url, commit), dry_run)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     root = Path.cwd()
     file = Path(args.file)
+    try:
+        source = get_source(args.source)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     if not file.is_file():
         print(f"{file}: no such file", file=sys.stderr)
         return 2
     try:
-        parsed, report, problems = run_import(root, file, args.source_url, args.commit, args.dry_run)
+        parsed, report, problems = run_source(source, root, file, Document(args.source_url, args.commit),
+                                              args.dry_run)
     except UnicodeDecodeError:
         print(f"{file}: not valid UTF-8", file=sys.stderr)
         return 2

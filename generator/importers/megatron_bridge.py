@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.catalog import Catalog
+from generator.importers.base import Document, Parsed, Skip, Source
+
 RELEASE_RE = re.compile(r"^##\s+(\d+\.\d+(?:\.\d+)?)\s+NeMo Container\s*$")
 HEADING_RE = re.compile(r"^####\s+(System|Model):\s*(.+?)\s*$")
 SECTION_RE = re.compile(r"^###\s+(.+?)\s*$")
@@ -44,15 +47,6 @@ PRECISIONS = {"bf16": "bf16", "fp8-cs": "fp8-cs", "fp8": "fp8-cs", "fp8-mx": "fp
 # Model qualifiers: what the run changed (mtp_layers) and a tag for the file name.
 QUALIFIERS = {"w/o mtp": ("no-mtp", 0), "w/ mtp": ("mtp", None), "tokendrop": ("tokendrop", None),
               "dropless": ("dropless", None)}
-
-
-@dataclass(frozen=True)
-class Skip:
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
 
 
 @dataclass
@@ -99,13 +93,6 @@ class Row:
         if self.tag:
             parts.append(self.tag)
         return "-".join(parts)
-
-
-@dataclass
-class Parsed:
-    rows: list[Row] = field(default_factory=list)
-    skips: list[Skip] = field(default_factory=list)
-    table_rows: int = 0  # rows of tables seen (before variants)
 
 
 def _split(line: str) -> list[str]:
@@ -278,3 +265,33 @@ def read(path: Path) -> Parsed:
     parsed = parse(path.read_text(encoding="utf-8"))
     dedupe(parsed)
     return parsed
+
+
+class MegatronBridge(Source):
+    """docs/performance-summary.md and docs/performance-summary-archive.md of NVIDIA-NeMo/Megatron-Bridge."""
+
+    name = "megatron-bridge"
+
+    def parse(self, text: str) -> Parsed:
+        parsed = parse(text)
+        dedupe(parsed)
+        return parsed
+
+    def admit(self, row: Row, catalog: Catalog) -> str | None:
+        missing = [what for what, ok in (("model", row.model in catalog.models),
+                                         ("GPU", SYSTEMS[row.system][0] in catalog.gpus)) if not ok]
+        return f"{' and '.join(missing)} not in the catalog" if missing else None
+
+    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
+        from generator.importers import recipes  # recipes imports this module's rows
+
+        return recipes.target(root, catalog, row)
+
+    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+              skipped: list[str]) -> dict[str, Any]:
+        from generator.importers import recipes
+
+        return recipes.build(row, catalog, document.url, document.commit, superseded, skipped)
+
+
+SOURCE = MegatronBridge()

@@ -1,19 +1,15 @@
-"""Imported rows -> `reported` recipe files under recipes/<model>/<gpu>/ (atomic, idempotent)."""
+"""Megatron-Bridge rows -> `reported` recipe dicts (the shared writing, superseding and rendering: base.py)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from generator import figures
 from generator.catalog import Architecture, Catalog
+from generator.importers.base import derive_figures
 from generator.importers.megatron_bridge import SYSTEMS, Row
-from generator.models import Recipe
-from generator.registry import atomic_write
 
 AUTHOR = "NVIDIA Megatron-Bridge"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Megatron-Bridge"
@@ -109,32 +105,6 @@ def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[
             + f"): {ours:.1f} TFLOP/s. A later version of that file (commit 0494433) tests gated_linear_unit alone "
             "and counts window_size, as the registry does.")
     return text, convention
-
-
-def superseded_by_import(path: Path, source_url: str, commit: str | None) -> list[dict[str, Any]] | None:
-    """publication.superseded for the recipe at path re-imported from (source_url, commit): its earlier list, plus
-    its current publication when that is another document or commit (re-importing the same one keeps the list).
-    None when (source_url, commit) is already among the superseded: a later import replaced it, the recipe stays."""
-    if not path.exists():
-        return []
-    try:
-        old = yaml.safe_load(path.read_text(encoding="utf-8"))
-        pub = old.get("publication") or {}
-        earlier = list(pub.get("superseded") or [])
-        if any((e["url"], e.get("commit")) == (source_url, commit) for e in earlier):
-            return None
-        if (pub.get("url"), pub.get("commit")) == (source_url, commit):
-            return earlier
-        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), "line": pub.get("line"),
-                           "tokens_per_s_per_gpu": old["result"]["tokens_per_s_per_gpu"],
-                           "published_model_tflops_per_gpu": old["result"].get("published_model_tflops_per_gpu")}]
-    except yaml.MarkedYAMLError as exc:
-        where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
-        raise ValueError(f"{path}: the existing recipe is not valid YAML ({where}{exc.problem}); fix or remove the "
-                         "file and import again") from None
-    except (yaml.YAMLError, AttributeError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: the existing recipe's publication cannot be read ({type(exc).__name__}: {exc}); "
-                         "fix or remove the file and import again") from None
 
 
 def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict[str, Any]]) -> list[str]:
@@ -264,13 +234,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
         "notes": "\n\n".join(notes) + "\n",
     }
     # $/1M and MFU are the figures module's, on the validated recipe (the precision's peak for reported rows).
-    derived = figures.derive(Recipe.model_validate(_for_validation(recipe)), catalog)
-    if derived.usd_per_million_tokens is not None:
-        usd = derived.usd_per_million_tokens
-        places = max(4, figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd))
-        result["usd_per_million_tokens"] = Stated(usd, places)
-    if derived.mfu is not None:
-        result["mfu"] = Stated(derived.mfu, figures.PRECISIONS["mfu"].decimals)
+    derive_figures(recipe, catalog)
     for earlier in superseded or []:
         if _superseded_disagrees(row, arch, earlier, result.get("published_model_tflops_convention")):
             earlier["figures_disagree"] = True
@@ -289,23 +253,6 @@ def _superseded_disagrees(row: Row, arch: Architecture | None, earlier: dict[str
         figures.PUBLISHED_TFLOPS_TOLERANCE
 
 
-class Stated(float):
-    """A figure rendered at a fixed number of decimals, as its required precision asks (0.3420 keeps its zero,
-    which a plain float's shortest form would drop)."""
-
-    places: int
-
-    def __new__(cls, value: float, places: int) -> Stated:
-        stated = super().__new__(cls, round(value, places))
-        stated.places = places
-        return stated
-
-
-def _for_validation(recipe: dict[str, Any]) -> dict[str, Any]:
-    """The recipe as the strict loader would see it (enums and dates as text are accepted there)."""
-    return yaml.safe_load(yaml.safe_dump(recipe))
-
-
 def _run(row: Row, source_url: str) -> str:
     settings = (f"model {row.model_text}, {row.gpus} GPUs ({row.system}), precision {row.cells.get('precision', row.precision)}, "
                 f"GBS {row.gbs}, MBS {row.mbs}, sequence {row.seq}, FSDP {row.fsdp if row.fsdp is not None else 'n/a'}, "
@@ -317,58 +264,6 @@ def _run(row: Row, source_url: str) -> str:
             "echo 'reported recipe: no published command line' >&2\nexit 1\n")
 
 
-@dataclass
-class WriteReport:
-    created: list[Path] = field(default_factory=list)
-    updated: list[Path] = field(default_factory=list)
-    unchanged: list[Path] = field(default_factory=list)
-    kept: list[Path] = field(default_factory=list)  # superseded by a later import: left as they are
-
-
-HEADER = "# Imported by `python -m generator import megatron-bridge`; re-importing the source updates this file.\n"
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # Scripts and notes read best as literal blocks.
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def _stated(dumper: yaml.SafeDumper, value: Stated) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:float", f"{value:.{value.places}f}")
-
-
-_Dumper.add_representer(Stated, _stated)
-
-
-def render(recipe: dict[str, Any]) -> str:
-    return HEADER + yaml.dump(recipe, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)
-
-
 def target(root: Path, catalog: Catalog, row: Row) -> Path:
     gpu_type, _ = SYSTEMS[row.system]
     return root / "recipes" / catalog.model_slugs[row.model] / gpu_type.lower() / f"{row.key()}.yaml"
-
-
-def write(root: Path, catalog: Catalog, rows: list[tuple[Row, dict[str, Any]]], dry_run: bool) -> WriteReport:
-    report = WriteReport()
-    for row, recipe in rows:
-        path = target(root, catalog, row)
-        text = render(recipe)
-        old = path.read_text(encoding="utf-8") if path.exists() else None
-        if old == text:
-            report.unchanged.append(path)
-            continue
-        (report.updated if old is not None else report.created).append(path)
-        if dry_run:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
-    return report

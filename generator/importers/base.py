@@ -1,0 +1,246 @@
+"""The one importer interface: a Source parses its document into rows and skips, and turns a row into a recipe dict;
+everything else (catalog loading, superseding, provenance, rendering, byte-identical re-import, writing, the CLI
+report) is shared here. See /work/notes/importer-interface.md for how to add a source.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from generator import figures
+from generator.catalog import Catalog
+from generator.models import Recipe
+from generator.registry import atomic_write
+
+GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A document row (or one configuration of it) that becomes no recipe: its 1-based line and why."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+class SourceRow(Protocol):
+    """What the shared code needs of a source's row: the 1-based line of the document it comes from."""
+
+    line: int
+
+
+@dataclass
+class Parsed:
+    """A parsed document: every row becomes rows (one or more configurations) or skips at its line."""
+
+    rows: list[Any] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    table_rows: int = 0  # data rows of the document seen (before a row's configurations are split)
+
+
+@dataclass(frozen=True)
+class Document:
+    """Provenance of one imported document: written to every recipe as publication.url / publication.commit.
+    url is the document at its commit (https://github.com/<repository>/blob/<commit>/<path> for GitHub)."""
+
+    url: str
+    commit: str | None
+
+    @property
+    def repository(self) -> str | None:
+        m = GITHUB_BLOB.match(self.url)
+        return m.group("repository") if m else None
+
+    @property
+    def path(self) -> str | None:
+        m = GITHUB_BLOB.match(self.url)
+        return m.group("path") if m else None
+
+    @staticmethod
+    def github(repository: str, commit: str, path: str) -> Document:
+        return Document(f"https://github.com/{repository}/blob/{commit}/{path}", commit)
+
+
+@dataclass
+class WriteReport:
+    created: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)  # superseded by a later import: left as they are
+
+
+class Source(ABC):
+    """One publication format. A module generator/importers/<name>.py defines `SOURCE = <Source subclass>()`;
+    `python -m generator import <name with - for _> FILE` finds it (no central list to edit)."""
+
+    name: str  # the CLI name, e.g. "megatron-bridge"
+
+    @property
+    def header(self) -> str:
+        """First line of every written file (a YAML comment)."""
+        return (f"# Imported by `python -m generator import {self.name}`; re-importing the source updates this "
+                "file.\n")
+
+    @abstractmethod
+    def parse(self, text: str) -> Parsed:
+        """Every data row of the document -> Parsed.rows (objects with .line) or Parsed.skips (line, reason);
+        Parsed.table_rows counts the data rows seen. Never guess a value the document does not state."""
+
+    def read(self, path: Path) -> Parsed:
+        return self.parse(path.read_text(encoding="utf-8"))
+
+    def admit(self, row: Any, catalog: Catalog) -> str | None:
+        """Why this row cannot become a recipe with this catalog (e.g. its model has no card), else None."""
+        return None
+
+    @abstractmethod
+    def target(self, root: Path, catalog: Catalog, row: Any) -> Path:
+        """The recipe file of the row: stable across re-imports (a later document's same row lands on it)."""
+
+    @abstractmethod
+    def build(self, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+              skipped: list[str]) -> dict[str, Any]:
+        """The recipe dict of one row. publication must carry document.url, document.commit, row.line (and the
+        release where there is one) and `superseded`; skipped: the skip reasons at the same line (say so in notes).
+        Use `derive_figures` for MFU and $/1M and `Stated` for figures at a fixed number of decimals."""
+
+
+class Stated(float):
+    """A figure rendered at a fixed number of decimals, as its required precision asks (0.3420 keeps its zero,
+    which a plain float's shortest form would drop)."""
+
+    places: int
+
+    def __new__(cls, value: float, places: int) -> Stated:
+        stated = super().__new__(cls, round(value, places))
+        stated.places = places
+        return stated
+
+
+def for_validation(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The recipe as the strict loader would see it (enums and dates as text are accepted there)."""
+    return yaml.safe_load(yaml.safe_dump(recipe))
+
+
+def derive_figures(recipe: dict[str, Any], catalog: Catalog) -> None:
+    """Fill result.mfu and result.usd_per_million_tokens (both present, None until here) from figures.derive on
+    the validated recipe, at the precision check requires."""
+    derived = figures.derive(Recipe.model_validate(for_validation(recipe)), catalog)
+    result = recipe["result"]
+    if derived.usd_per_million_tokens is not None:
+        usd = derived.usd_per_million_tokens
+        places = max(4, figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd))
+        result["usd_per_million_tokens"] = Stated(usd, places)
+    if derived.mfu is not None:
+        result["mfu"] = Stated(derived.mfu, figures.PRECISIONS["mfu"].decimals)
+
+
+def superseded_by_import(path: Path, document: Document) -> list[dict[str, Any]] | None:
+    """publication.superseded for the recipe at path re-imported from document: its earlier list, plus its current
+    publication when that is another document or commit (re-importing the same one keeps the list).
+    None when the document is already among the superseded: a later import replaced it, the recipe stays."""
+    if not path.exists():
+        return []
+    try:
+        old = yaml.safe_load(path.read_text(encoding="utf-8"))
+        pub = old.get("publication") or {}
+        earlier = list(pub.get("superseded") or [])
+        if any((e["url"], e.get("commit")) == (document.url, document.commit) for e in earlier):
+            return None
+        if (pub.get("url"), pub.get("commit")) == (document.url, document.commit):
+            return earlier
+        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), "line": pub.get("line"),
+                           "tokens_per_s_per_gpu": old["result"]["tokens_per_s_per_gpu"],
+                           "published_model_tflops_per_gpu": old["result"].get("published_model_tflops_per_gpu")}]
+    except yaml.MarkedYAMLError as exc:
+        where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
+        raise ValueError(f"{path}: the existing recipe is not valid YAML ({where}{exc.problem}); fix or remove the "
+                         "file and import again") from None
+    except (yaml.YAMLError, AttributeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: the existing recipe's publication cannot be read ({type(exc).__name__}: {exc}); "
+                         "fix or remove the file and import again") from None
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Scripts and notes read best as literal blocks.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _stated(dumper: yaml.SafeDumper, value: Stated) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:float", f"{value:.{value.places}f}")
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(Stated, _stated)
+
+
+def render(recipe: dict[str, Any], header: str) -> str:
+    return header + yaml.dump(recipe, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)
+
+
+def write(built: list[tuple[Path, str]], dry_run: bool) -> WriteReport:
+    """Write each (path, text) whose bytes differ (atomically); equal bytes are left untouched."""
+    report = WriteReport()
+    for path, text in built:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        if old == text:
+            report.unchanged.append(path)
+            continue
+        (report.updated if old is not None else report.created).append(path)
+        if dry_run:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    return report
+
+
+def run_source(source: Source, root: Path, file: Path, document: Document,
+               dry_run: bool) -> tuple[Parsed | None, WriteReport | None, list[str]]:
+    """Parse file with source and write its recipes under root: (parsed, write report, problems).
+    Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest."""
+    catalog = Catalog.load(root)
+    if catalog.problems:
+        return None, None, [str(p) for p in catalog.problems]
+    parsed = source.read(file)
+    admitted = []
+    for row in parsed.rows:
+        reason = source.admit(row, catalog)
+        if reason is not None:
+            parsed.skips.append(Skip(row.line, reason))
+        else:
+            admitted.append(row)
+    parsed.rows = admitted
+    # A row whose other configuration was skipped says so on its recipe, so the registry shows the skip too.
+    skipped_at: dict[int, list[str]] = {}
+    for skip in parsed.skips:
+        skipped_at.setdefault(skip.line, []).append(skip.reason)
+    built: list[tuple[Path, str]] = []
+    kept: list[Path] = []
+    for row in admitted:
+        path = source.target(root, catalog, row)
+        try:
+            superseded = superseded_by_import(path, document)
+        except ValueError as exc:
+            return parsed, None, [str(exc)]
+        if superseded is None:
+            kept.append(path)
+            continue
+        recipe = source.build(row, catalog, document, superseded, skipped_at.get(row.line, []))
+        built.append((path, render(recipe, source.header)))
+    report = write(built, dry_run)
+    report.kept = kept
+    return parsed, report, []
