@@ -10,6 +10,9 @@ then, for a real
 subprocess (tests/runner/fixture_trainer.py) printing engine-format lines, the wall time through
 runner.launch.run_script (log file, console echo, live parser, progress) against the same program with its
 output sent straight to /dev/null: the difference per line is what the runner adds to a training run.
+Last, a run whose steps take real time (20 ms by default, shorter than any LLM step): the wall time through the
+runner against the same program whose lines are only read and dropped. That is the promise: watching and parsing
+a run costs within 1% of reading its lines.
 
 With --gpu: a small bf16 matmul "trainer" (a subprocess, engine log format, host wall time per step after a
 device synchronize, as the bundled engine times its steps) runs through run_script; the tokens/s the runner
@@ -106,6 +109,33 @@ def bench_launch(steps: int, folder: Path) -> dict[str, float]:
             "added_us_per_line": (through - bare) / lines * 1e6}
 
 
+def _relay_bare(script: Path) -> float:
+    """The program with its output read line by line and dropped: reading the lines, nothing else."""
+    t0 = time.perf_counter()
+    with subprocess.Popen(["bash", str(script)], stdout=subprocess.PIPE, text=True, errors="replace") as proc:
+        for _line in proc.stdout:  # type: ignore[union-attr]
+            pass
+    return time.perf_counter() - t0
+
+
+def bench_paced(fmt: str, steps: int, sleep_s: float, folder: Path, repeats: int = 3) -> dict[str, float]:
+    """A run whose steps take real time (sleep_s each, far shorter than any LLM training step), read by a bare
+    relay and by the runner (log file, console echo, live parser, progress): the runner's share of the wall time."""
+    script = folder / f"paced-{fmt}.sh"
+    script.write_text(f"{sys.executable} {TRAINER} --format {fmt} --steps {steps} --base-time 1.0 --sleep {sleep_s}\n")
+    bare, through = [], []
+    for _ in range(repeats):  # interleaved, so drift on a shared machine hits both alike
+        bare.append(_relay_bare(script))
+        t0 = time.perf_counter()
+        done = run_script(script, {"PATH": "/usr/bin:/bin"}, folder, folder / f"paced-{fmt}.log", fmt, steps,
+                          1024, 1, None, io.StringIO(), progress=True)
+        through.append(time.perf_counter() - t0)
+        assert len(done.parsed.steps) == steps
+    b, t = sorted(bare)[repeats // 2], sorted(through)[repeats // 2]
+    return {"format": fmt, "steps": steps, "step_s": sleep_s, "bare_seconds": b, "runner_seconds": t,
+            "added_percent": (t / b - 1) * 100}
+
+
 GPU_TRAINER = r"""
 import json, sys, time
 import torch
@@ -157,6 +187,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--gpu", action="store_true", help="compare the runner's tokens/s with CUDA events (needs a GPU)")
     ap.add_argument("--gpu-steps", type=int, default=40)
+    ap.add_argument("--paced-steps", type=int, default=300, help="steps of the live run with real step time")
+    ap.add_argument("--paced-step-s", type=float, default=0.02, help="its step time (s); LLM steps take 0.1-30 s")
     args = ap.parse_args()
     if args.gpu:
         with tempfile.TemporaryDirectory() as tmp:
@@ -175,8 +207,9 @@ def main() -> int:
         folder = Path(tmp)
         parse = [bench_parse(fmt, args.steps, folder) for fmt in FORMATS]
         launch = bench_launch(args.steps, folder)
+        paced = [bench_paced(fmt, args.paced_steps, args.paced_step_s, folder) for fmt in ("openrecipes", "megatron")]
     if args.json:
-        print(json.dumps({"parse": parse, "launch": launch}, indent=1))
+        print(json.dumps({"parse": parse, "launch": launch, "paced": paced}, indent=1))
         return 0
     print(f"parsing a {args.steps:,}-step log (best of 3):")
     for r in parse:
@@ -187,6 +220,10 @@ def main() -> int:
     print(f"live launch path, {launch['steps']:,} engine steps ({launch['lines']:,} lines):")
     print(f"  program alone {launch['bare_seconds']:.2f} s, through the runner {launch['runner_seconds']:.2f} s: "
           f"{launch['added_us_per_line']:.1f} us added per line ({launch['runner_seconds'] / launch['bare_seconds']:.2f}x)")
+    print("live run with real step time (median of 3; goal: within 1% of reading the lines alone):")
+    for r in paced:
+        print(f"  {r['format']:<12} {r['steps']} steps of {r['step_s'] * 1000:.0f} ms: lines read and dropped "
+              f"{r['bare_seconds']:.3f} s, through the runner {r['runner_seconds']:.3f} s ({r['added_percent']:+.2f}%)")
     return 0
 
 
