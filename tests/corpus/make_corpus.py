@@ -84,12 +84,15 @@ CASES: dict[str, tuple] = {
     "unsupported_tag": (sub("schema_version: 1\n", "schema_version: !!python/object:os.system 1\n"), 3,
                         "schema_version", "unsupported YAML tag", {"agree": False}),
 }
+# Cases this script does not write: make_fig_corpus.py (fig_), make_load_corpus.py (load_), hand-written (lay_, prov_).
+OTHER_OWNERS = ("fig_", "lay_", "load_", "prov_")
 NOT_PARSED = {"top_level_list", "syntax_error", "duplicate_key", "tab_indent", "non_utf8", "empty_file", "comments_only"}
 
 
 def main() -> None:
     for old in HERE.glob("*.yaml"):
-        old.unlink()
+        if not old.name.startswith(OTHER_OWNERS):  # stale cases of this script; others' cases are left alone
+            old.unlink()
     for name, (content, line, field, message, extra) in CASES.items():
         data = content.encode("utf-8") if isinstance(content, str) else content
         (HERE / f"{name}.yaml").write_bytes(data)
