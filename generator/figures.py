@@ -345,6 +345,29 @@ def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu:
     return flops * tokens_per_s_per_gpu / 1e12
 
 
+def nanotron_model_flops_per_token(arch: Architecture, seq_len: int, vocab_matrices: int = 1) -> float:
+    """Training FLOPs per token as nanotron's get_flops counts them (src/nanotron/models/llama.py) for a dense
+    model: 3 passes x 2 FLOPs per multiply-add over the QKV and output projections, the core attention over the
+    full s x s scores (no causal halving, unlike Megatron's count), the gated FFN and the logits; the logits
+    counted `vocab_matrices` times (the Ultra-Scale Playbook's MFU counts them once per vocabulary matrix a run
+    holds: generator/importers/playbook.py)."""
+    h = arch.hidden_size
+    gate = 3 if arch.gated_ffn else 2
+    macs = 0.0
+    for kind_name in layer_kinds(arch):
+        kind = arch.attention[kind_name]
+        q = arch.attention_heads * kind.head_dim
+        kv = kind.kv_heads * kind.head_dim
+        macs += h * q + 2 * h * kv + q * h + 2 * q * seq_len + gate * h * arch.ffn_hidden_size
+    macs += vocab_matrices * h * arch.vocab_size
+    return 6.0 * macs
+
+
+def flops_utilisation(flops_per_token: float, tokens_per_s: float, peak_flops: float) -> float:
+    """FLOPs per token x tokens/s per GPU over the GPU's peak: an MFU under any FLOP count."""
+    return flops_per_token * tokens_per_s / peak_flops
+
+
 def relative_difference(stated: float, computed: float) -> float:
     """|computed - stated| / stated."""
     return abs(computed - stated) / stated

@@ -1,0 +1,445 @@
+"""Hugging Face's Ultra-Scale Playbook sweep (assets/data/benchmarks/benchmarks_interactive.html of the Space) as
+`reported` recipes, and its crashed / out-of-memory configurations as failed layouts.
+
+The document is one Plotly figure: line 1 loads Plotly, line 2 holds the figure's JSON. Each (model, node count)
+cell of the figure is two scatter traces over one shared hover-text array: a trace of circles (the runs with
+figures) and a trace of crosses ("crashed/oom", the figure's legend), the circles taking the array's first entries
+and the crosses the rest. The 80B model's 1- and 2-node cells hold crosses only. A hover text states the
+configuration (nodes, MBS, GradAcc, GBS, DP, PP, TP, ZeRO) and the figures (MFU %, tok/s/gpu, tok/s, GPU memory),
+"nan" where the run has none. A row is located by its line and the 1-based column where its hover text starts.
+
+Every entry of every cell's text array is a row: a circle becomes a recipe; a cross (with or without figures) is a
+failed layout, reported as a skip with its line, column and reason, and listed by `failed_layouts`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import figures
+from generator.catalog import Architecture, Catalog
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
+
+REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
+PATH = "assets/data/benchmarks/benchmarks_interactive.html"
+COMMIT = "924e4d0b88e065a9a5198d75b113da1cf3bd4473"
+SPACE_URL = "https://huggingface.co/spaces/nanotron/ultrascale-playbook"
+# nanotron's sweep script (the architectures) and its FLOP count, at the commit read.
+NANOTRON_COMMIT = "2411b022a75fb7f7561a1bb4166706da5e1b76de"
+NANOTRON_SCRIPT = f"https://github.com/huggingface/nanotron/blob/{NANOTRON_COMMIT}/scripts/scaling_benchmarks.py"
+NANOTRON_FLOPS = f"https://github.com/huggingface/nanotron/blob/{NANOTRON_COMMIT}/src/nanotron/models/llama.py"
+
+GPU_TYPE = "H100"
+GPUS_PER_NODE = 8  # "1-64 nodes of 8xH100s" (the playbook's text)
+SEQUENCE = 4096  # "a sequence length of 4,096" (the playbook's text); the hover text does not state it
+
+# The figure's subplot titles (annotations over x, x2, x3, x4) -> catalog model.
+MODELS = {"1B": "Playbook-Llama-1B", "3B": "Playbook-Llama-3B", "8B": "Playbook-Llama-8B",
+          "80B": "Playbook-Llama-80B"}
+CONFIG_KEYS = {"Nodes": "nodes", "MBS": "mbs", "GradAcc": "grad_acc", "GBS": "gbs", "DP": "dp", "PP": "pp",
+               "TP": "tp", "ZeRO": "zero"}
+FIGURE_KEYS = {"MFU": "mfu", "tok/s/gpu": "tokens_per_gpu", "tok/s": "tokens", "GPU memory": "memory"}
+_NUMBER = re.compile(r"^(?P<value>nan|[0-9][0-9,]*(?:\.[0-9]+)?)\s*(?P<unit>%|GB)?$")
+NEWPLOT = "Plotly.newPlot("
+
+MEASURED = "measured"
+CRASHED = "crashed"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The configuration a hover text states."""
+
+    model: str  # the figure's label: 1B, 3B, 8B, 80B
+    nodes: int
+    mbs: int
+    grad_acc: int
+    gbs: int
+    dp: int
+    pp: int
+    tp: int
+    zero: int
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * GPUS_PER_NODE
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures a hover text states, as written (MFU in percent at one decimal; integers for tokens)."""
+
+    mfu_percent: float
+    tokens_per_s_per_gpu: int
+    tokens_per_s: int
+    memory_gb: float
+
+
+@dataclass(frozen=True)
+class Row:
+    """One entry of a cell's hover-text array."""
+
+    line: int
+    column: int  # 1-based column of the entry's opening quote on its line
+    cell: int  # index of the circles' trace in the figure's data
+    index: int  # position in the cell's text array
+    outcome: str  # MEASURED (a circle) or CRASHED (a cross)
+    config: Config
+    figures: Figures | None  # None: the text says nan for every figure
+    occurrence: int = 1  # 2, 3...: the same configuration stated again in the same cell
+
+    @property
+    def model(self) -> str:
+        return MODELS[self.config.model]
+
+    def key(self) -> str:
+        """Stable file name: GPUs and every configuration field (a repeat in the cell gets -2, -3...)."""
+        c = self.config
+        name = (f"pb-{c.gpus}gpu-dp{c.dp}-tp{c.tp}-pp{c.pp}-mbs{c.mbs}-ga{c.grad_acc}-zero{c.zero}")
+        return name if self.occurrence == 1 else f"{name}-{self.occurrence}"
+
+    def where(self) -> str:
+        return f"line {self.line}, column {self.column}"
+
+
+class DocumentError(ValueError):
+    """The document is not the figure this importer reads (with the line and column where it departs)."""
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _figure_data(text: str) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+    """The figure's traces, the offset where its data array starts, and its layout."""
+    start = text.find(NEWPLOT)
+    if start < 0:
+        raise DocumentError("no Plotly.newPlot( call: not a Plotly figure")
+    decoder = json.JSONDecoder()
+    data_at = text.index("[", start)
+    data, end = decoder.raw_decode(text, data_at)
+    layout, _ = decoder.raw_decode(text, text.index("{", end))
+    return data, data_at, layout
+
+
+def _axis_models(layout: dict[str, Any]) -> dict[str, str]:
+    """Subplot x axis (x, x2, ...) -> the model title written over it (annotations at x = 0.125, 0.375...)."""
+    domains = {("x" if name == "xaxis" else "x" + name[5:]): axis["domain"]
+               for name, axis in layout.items() if name.startswith("xaxis")}
+    out: dict[str, str] = {}
+    for note in layout.get("annotations", []):
+        if note.get("xref") == "paper" and note.get("text") in MODELS:
+            for axis, (lo, hi) in domains.items():
+                # The model panels are the upper row (the lower row is the legend's).
+                if lo < note["x"] < hi and layout["yaxis" + axis[1:]]["domain"][1] > 0.5:
+                    out[axis] = note["text"]
+    return out
+
+
+def _text_offsets(text: str, data_at: int, count: int) -> list[list[int]]:
+    """For each of the first `count` traces, the offset of each entry of its "text" array (the JSON as written)."""
+    decoder = json.JSONDecoder()
+    offsets: list[list[int]] = []
+    at = data_at
+    for _ in range(count):
+        at = text.index('"text":[', at) + len('"text":[')
+        entries = []
+        while text[at] != "]":
+            entries.append(at)
+            _, at = decoder.raw_decode(text, at)
+            if text[at] == ",":
+                at += 1
+        offsets.append(entries)
+    return offsets
+
+
+def _fields(hover: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in hover.split("<br>"):
+        if ":" in part and not part.startswith("<b>"):
+            name, value = part.split(":", 1)
+            out[name.strip()] = value.strip()
+    return out
+
+
+def _number(value: str, where: str) -> float | None:
+    match = _NUMBER.match(value)
+    if match is None:
+        raise DocumentError(f"{where}: '{value}' is not a number")
+    figure = match.group("value")
+    return None if figure == "nan" else float(figure.replace(",", ""))
+
+
+def _row(hover: str, model: str, where: str) -> tuple[Config, Figures | None]:
+    fields = _fields(hover)
+    missing = [k for k in (*CONFIG_KEYS, *FIGURE_KEYS) if k not in fields]
+    if missing:
+        raise DocumentError(f"{where}: the hover text lacks {', '.join(missing)}")
+    config_values: dict[str, int] = {}
+    for name, key in CONFIG_KEYS.items():
+        if not re.fullmatch(r"[0-9]+", fields[name]):
+            raise DocumentError(f"{where}: {name} '{fields[name]}' is not a whole number")
+        config_values[key] = int(fields[name])
+    values = {key: _number(fields[name], where) for name, key in FIGURE_KEYS.items()}
+    config = Config(model=model, **config_values)
+    if all(v is None for v in values.values()):
+        return config, None
+    if any(v is None for v in values.values()):
+        raise DocumentError(f"{where}: some figures are nan and some are not")
+    stated = Figures(mfu_percent=values["mfu"], tokens_per_s_per_gpu=int(values["tokens_per_gpu"]),
+                     tokens_per_s=int(values["tokens"]), memory_gb=values["memory"])
+    return config, stated
+
+
+@dataclass
+class Sweep:
+    """Every row of the document, and how its traces were read."""
+
+    rows: list[Row]
+    cells: int  # (model, nodes) cells: traces with a text array of their own
+    repeated_traces: list[int]  # traces whose text array repeats their cell's (the crosses' traces)
+
+
+def read_sweep(text: str) -> Sweep:
+    """Every hover-text entry of the figure, in document order, with its outcome. Pure: no catalog, no files."""
+    data, data_at, layout = _figure_data(text)
+    axis_models = _axis_models(layout)
+    texted = [i for i, trace in enumerate(data) if trace.get("text")]
+    if texted != list(range(len(texted))):
+        raise DocumentError("the traces with hover text are not the figure's first traces")
+    offsets = _text_offsets(text, data_at, len(texted))
+    rows: list[Row] = []
+    repeated: list[int] = []
+    seen: dict[tuple[str, str], int] = {}
+    cells = 0
+    for i in texted:
+        trace = data[i]
+        axis = trace.get("xaxis", "x")
+        if axis not in axis_models:
+            raise DocumentError(f"trace {i} is on axis {axis}, under no model title")
+        key = (axis, json.dumps(trace["text"]))
+        if key in seen:
+            repeated.append(i)
+            continue
+        seen[key] = i
+        cells += 1
+        circles = 0 if trace["marker"].get("symbol") == "x" else len(trace["x"])
+        crosses = _crosses(data, i, trace, circles)
+        if circles + crosses != len(trace["text"]):
+            line, col = _position(text, offsets[i][0])
+            raise DocumentError(f"line {line}, column {col}: cell of trace {i} has {circles} circles and {crosses} "
+                                f"crosses for {len(trace['text'])} texts")
+        counts: Counter[Config] = Counter()
+        for n, hover in enumerate(trace["text"]):
+            line, col = _position(text, offsets[i][n])
+            config, stated = _row(hover, axis_models[axis], f"line {line}, column {col}")
+            counts[config] += 1
+            outcome = MEASURED if n < circles else CRASHED
+            if outcome == MEASURED and stated is None:
+                raise DocumentError(f"line {line}, column {col}: a circle without figures")
+            rows.append(Row(line, col, i, n, outcome, config, stated, counts[config]))
+    return Sweep(rows, cells, repeated)
+
+
+def _crosses(data: list[dict[str, Any]], i: int, trace: dict[str, Any], circles: int) -> int:
+    """Points of the cell's crosses: the trace itself when it is all crosses, else the next trace when it repeats
+    this one's text array as crosses (a cell where every run has figures has none)."""
+    if circles == 0:
+        return len(trace["x"])
+    nxt = data[i + 1] if i + 1 < len(data) else {}
+    if nxt.get("marker", {}).get("symbol") == "x" and nxt.get("text") == trace["text"]:
+        return len(nxt["x"])
+    return 0
+
+
+# --- MFU under the playbook's count -----------------------------------------------------------------------
+
+
+def vocab_matrices(row: Row, tied_embeddings: bool) -> int:
+    """Logits products the playbook's MFU counts: once per vocabulary matrix the run holds; two when the embedding
+    is untied, or tied but split over pipeline stages (the first and last stage each hold a copy), else one."""
+    return 1 if tied_embeddings and row.config.pp == 1 else 2
+
+
+def failure_reason(row: Row) -> str:
+    c = row.config
+    base = (f"failed layout ({c.model}, {c.gpus} GPUs, DP{c.dp} TP{c.tp} PP{c.pp} ZeRO-{c.zero}, MBS {c.mbs}, "
+            f"GradAcc {c.grad_acc}): drawn as a cross, the figure's 'crashed/oom'")
+    if row.figures is None:
+        return base + ", with no figures (nan)"
+    f = row.figures
+    return base + (f", though its text states MFU {f.mfu_percent:g}%, {f.tokens_per_s_per_gpu:,} tok/s/gpu and "
+                   f"{f.memory_gb:g} GB")
+
+
+def gbs_contradiction(config: Config) -> bool:
+    """The row's MBS x GradAcc x DP is not its stated GBS."""
+    return config.mbs * config.grad_acc * config.dp != config.gbs
+
+
+class Playbook(Source):
+    """The Ultra-Scale Playbook's benchmark sweep."""
+
+    name = "playbook"
+
+    def parse(self, text: str) -> Parsed:
+        sweep = read_sweep(text)
+        parsed = Parsed(table_rows=len(sweep.rows))
+        for row in sweep.rows:
+            if row.outcome == MEASURED:
+                parsed.rows.append(row)
+            else:
+                parsed.skips.append(Skip(row.line, f"column {row.column}: {failure_reason(row)}"))
+        return parsed
+
+    def admit(self, row: Row, catalog: Catalog) -> str | None:
+        card = catalog.models.get(row.model)
+        if card is None or card.architecture is None:
+            return f"column {row.column}: {row.model} has no catalog card with its architecture"
+        if GPU_TYPE not in catalog.gpus:
+            return f"column {row.column}: {GPU_TYPE} not in the GPU catalog"
+        return None
+
+    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
+        return root / "recipes" / catalog.model_slugs[row.model] / GPU_TYPE.lower() / f"{row.key()}.yaml"
+
+    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+              skipped: list[str]) -> dict[str, Any]:
+        # `skipped` (the skips at the same line) is not used: every row of this document is on line 2, so those
+        # are the other rows' failures, listed as failed layouts, not this row's.
+        return build_recipe(row, catalog, document, superseded)
+
+
+def _instance(catalog: Catalog) -> str | None:
+    for name, inst in sorted(catalog.instances.items()):
+        if inst.gpu_type == GPU_TYPE and inst.gpu_count == GPUS_PER_NODE:
+            return name
+    return None
+
+
+def layout_label(config: Config) -> str:
+    return f"TP{config.tp} PP{config.pp} DP{config.dp} ZeRO-{config.zero}"
+
+
+def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]]) -> dict[str, Any]:
+    c, f = row.config, row.figures
+    assert f is not None
+    card = catalog.models[row.model]
+    arch = card.architecture
+    assert arch is not None
+    instance = _instance(catalog)
+    label = layout_label(c)
+    uneven = c.pp > 1 and arch.layers % c.pp != 0
+    notes = [
+        f"Reported by Hugging Face in the Ultra-Scale Playbook ({SPACE_URL}), the benchmark sweep's interactive "
+        f"figure: the {c.model} model on {c.nodes} node{'s' if c.nodes > 1 else ''}, {row.where()} of the document "
+        f"(entry {row.index} of its cell's hover texts).",
+        f"Not re-measured here. Stated by the row: DP {c.dp}, TP {c.tp}, PP {c.pp}, ZeRO stage {c.zero}, MBS {c.mbs}, "
+        f"GradAcc {c.grad_acc}, GBS {c.gbs} sequences; MFU {f.mfu_percent:g}%, {f.tokens_per_s_per_gpu:,} tok/s per "
+        f"GPU, {f.tokens_per_s:,} tok/s, GPU memory {f.memory_gb:g} GB. The sequence length (4,096) and the 8 H100 "
+        "per node are the playbook's text; the architecture is nanotron's sweep script (the model card).",
+        "Settings the publication does not state are not invented: recompute is recorded as none, sequence "
+        "parallelism as on when TP > 1 (nanotron's REDUCE_SCATTER TP mode, the sweep script's default), BF16.",
+    ]
+    if row.occurrence > 1:
+        notes.append(f"The same configuration appears {row.occurrence - 1} time(s) earlier in this cell with its "
+                     "own figures; each is imported (this file has the suffix -" + str(row.occurrence) + ").")
+    stated_ga = c.grad_acc if gbs_contradiction(c) else None
+    if stated_ga is not None:
+        notes.append(f"The row states GradAcc {c.grad_acc} with MBS {c.mbs} and DP {c.dp}: {c.mbs * c.grad_acc * c.dp}"
+                     f" sequences per step, not its GBS {c.gbs}; recorded as published (layout.gradient_accumulation "
+                     "and publication.stated_gradient_accumulation).")
+    if uneven:
+        notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
+    result: dict[str, Any] = {
+        "tokens_per_s_per_gpu": float(f.tokens_per_s_per_gpu),
+        "usd_per_million_tokens": None,
+        "mfu": None,
+        "mfu_note": mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
+        "active_params": {"count": card.active_params.count, "source": NANOTRON_SCRIPT, "revision": NANOTRON_COMMIT},
+    }
+    recipe: dict[str, Any] = {
+        "schema_version": 1,
+        "model": row.model,
+        "gpu": {"type": GPU_TYPE, "memory_gb": catalog.gpus[GPU_TYPE].memory_gb, "count": c.gpus,
+                "per_node": GPUS_PER_NODE, "instance": instance},
+        "author": {"name": "Hugging Face (Ultra-Scale Playbook)", "url": SPACE_URL},
+        "status": "reported",
+        "stack": {"framework": "nanotron (the playbook's benchmark sweep; version not published)",
+                  "source": "the playbook: 'In the Nanotron repository, you'll find several scripts you can use to "
+                            "run all the experiments'"},
+        "workload": {"row_tokens": SEQUENCE, "rows": "not stated by the publication (a throughput benchmark)",
+                     "global_batch": c.gbs, "precision": "bf16"},
+        "layout": {
+            "label": label,
+            "summary": f"{c.gpus} H100 ({c.nodes} x 8), {label}, micro-batch {c.mbs}, gradient accumulation "
+                       f"{c.grad_acc}, global batch {c.gbs} x {SEQUENCE} tokens; peak GPU memory {f.memory_gb:g} GB; "
+                       "as published.",
+            "tp": c.tp, "pp": c.pp, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "dp": c.dp,
+            "fsdp": c.zero >= 3, "gradient_accumulation": c.grad_acc, "sequence_parallel": c.tp > 1,
+            "layer_split": None, "rows_per_microbatch": c.mbs,
+            "recompute": {"granularity": "none", "method": None, "num_layers": None},
+            "dispatcher": None, "mtp_layers": None,
+            "pipeline_layout": (f"nanotron's own placement of {arch.layers} layers on {c.pp} stages (not stated by "
+                                "the publication)") if uneven else None,
+        },
+        "result": result,
+        "publication": {"url": document.url, "commit": document.commit, "line": row.line,
+                        "system": f"{c.nodes} x 8 H100 (Hugging Face science cluster)",
+                        **({"stated_gradient_accumulation": stated_ga} if stated_ga is not None else {}),
+                        "superseded": superseded},
+        "run": _run(row),
+        "notes": "\n\n".join(notes) + "\n",
+    }
+    derive_figures(recipe, catalog)
+    return recipe
+
+
+def playbook_mfu(row: Row, arch: Architecture, peak: float) -> float:
+    """MFU under the playbook's count (figures.nanotron_model_flops_per_token) at `peak` (the H100's dense BF16)."""
+    assert row.figures is not None
+    flops = figures.nanotron_model_flops_per_token(arch, SEQUENCE, vocab_matrices(row, arch.tied_embeddings))
+    return figures.flops_utilisation(flops, row.figures.tokens_per_s_per_gpu, peak)
+
+
+def reproduces(row: Row, arch: Architecture, peak: float) -> bool:
+    """The published MFU (percent, one decimal) agrees with the playbook's count at its stated precision."""
+    assert row.figures is not None
+    return figures.agrees(round(row.figures.mfu_percent / 100, 3), playbook_mfu(row, arch, peak), places=3)
+
+
+def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
+    assert row.figures is not None
+    ours = playbook_mfu(row, arch, peak)
+    k = vocab_matrices(row, arch.tied_embeddings)
+    count = (f"nanotron's get_flops ({NANOTRON_FLOPS}: attention over the full {SEQUENCE} x {SEQUENCE} scores, no "
+             f"causal halving) with the logits counted {'once' if k == 1 else 'twice'} (once per vocabulary "
+             f"matrix the run holds) x {row.figures.tokens_per_s_per_gpu:,} tok/s / {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}%")
+    if reproduces(row, arch, peak):
+        return (f"The playbook states MFU {row.figures.mfu_percent:g}% under its own count, reproduced here: {count}. "
+                "`mfu` is 6N over the same peak (attention not counted), hence lower.")
+    return (f"DISCREPANCY: the playbook states MFU {row.figures.mfu_percent:g}%, but {count}; the difference is beyond "
+            "the stated figure's rounding and is not explained. `mfu` is 6N over the same peak.")
+
+
+def _run(row: Row) -> str:
+    c = row.config
+    return (f"# Not published as a command line. Hugging Face ran this row with nanotron's sweep\n"
+            f"# ({NANOTRON_SCRIPT}),\n"
+            f"# which writes one config per run: dp {c.dp}, tp {c.tp}, pp {c.pp}, batch_accumulation_per_replica "
+            f"{c.grad_acc},\n# micro_batch_size {c.mbs}, sequence_length {SEQUENCE}, zero_stage {c.zero}, on {c.nodes} "
+            f"node(s) of 8 H100.\necho 'reported recipe: no published command line' >&2\nexit 1\n")
+
+
+def failed_layouts(sweep: Sweep) -> list[Row]:
+    """The rows the figure draws as crashed / out of memory."""
+    return [row for row in sweep.rows if row.outcome == CRASHED]
+
+
+SOURCE = Playbook()
