@@ -373,6 +373,49 @@ def relative_difference(stated: float, computed: float) -> float:
     return abs(computed - stated) / stated
 
 
+def six_n_flops_per_token(arch: Architecture, seq_len: int, params: int) -> float:
+    """llm-foundry's training FLOPs per token (scripts/train/benchmarking/collect_results.py): 3 passes x 2 FLOPs
+    per parameter (every parameter of the run's n_params, embeddings, learned positions, norms and biases included)
+    plus attention 3 x n_layers x 2 x 2 x d_model x seq_len per token: QK^T and attention x V with every query against
+    every key (no causal halving)."""
+    return 6.0 * params + 12.0 * arch.layers * arch.hidden_size * seq_len
+
+
+def six_n_model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float, params: int) -> float:
+    """Model TFLOP/s per GPU under llm-foundry's count."""
+    return six_n_flops_per_token(arch, seq_len, params) * tokens_per_s_per_gpu / 1e12
+
+
+def six_n_utilisation(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float, params: int,
+                      peak_flops: float) -> float:
+    """llm-foundry's MFU: its FLOPs per token x tokens/s per GPU over the peak Composer states (0-1)."""
+    return six_n_flops_per_token(arch, seq_len, params) * tokens_per_s_per_gpu / peak_flops
+
+
+# llm-foundry's HFU counts one more forward pass where activation checkpointing recomputes it: 4 passes, not 3.
+SIX_N_HFU_FACTOR = 4.0 / 3.0
+
+
+def truncated_range(value: int) -> tuple[float, float]:
+    """The values a figure printed as int(x) (truncated, x >= 0) can come from: [value, value + 1)."""
+    return float(value), float(value) + 1.0
+
+
+def truncated_relative_difference(published: int, computed: float) -> float:
+    """How far computed lies outside [published, published + 1), relative to published: 0 when int(computed) could
+    print as the published figure (a publication that truncates, as llm-foundry's int() does)."""
+    low, high = truncated_range(published)
+    if low <= computed < high:
+        return 0.0
+    return (low - computed if computed < low else computed - high) / published
+
+
+def rounded_percent_agrees(published_percent: float, low: float, high: float, places: int = 2) -> bool:
+    """Whether a percentage published as round(x * 100, places) can come from a fraction x in [low, high]."""
+    half = 0.5 * 10 ** (-places)
+    return low * 100 - half - 1e-9 <= published_percent <= high * 100 + half + 1e-9
+
+
 # --- figures of a recipe ---------------------------------------------------------------------------------
 
 

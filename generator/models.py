@@ -323,6 +323,14 @@ class ActiveParams(_Closed):
 class FlopsConvention(_Closed):
     gated_experts: bool = Field(description="Whether each routed expert's FFN counts three matrices (gated).")
     sliding_windows: bool = Field(description="Whether sliding-window layers count only the keys in the window.")
+    six_n_params: int | None = Field(
+        default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "
+        "FLOPs per token = 6 x this many parameters (the run's n_params: embeddings, learned positional embeddings, "
+        "norms and biases included) + 12 x layers x hidden size x sequence length (attention, every query against "
+        "every key, no causal halving); gated_experts and sliding_windows then do not apply, and the published figure, "
+        "which llm-foundry prints truncated (int()), is held to 0.5% outside [published, published + 1). null: the "
+        "architecture's matrix count.", gt=0, le=MAX_PARAMS
+    )
 
 
 class Result(_Closed):
