@@ -131,6 +131,13 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
+def _sbatch_options(args: argparse.Namespace) -> list[str]:
+    """--partition, --account and every --sbatch OPTION, as sbatch arguments (one each, never through a shell)."""
+    named = [f"--partition={args.partition}"] if args.partition else []
+    named += [f"--account={args.account}"] if args.account else []
+    return named + list(args.sbatch or [])
+
+
 def remeasure(args: argparse.Namespace) -> int:
     from runner.remeasure import Options, Stop
     from runner.remeasure import remeasure as pipeline
@@ -140,6 +147,8 @@ def remeasure(args: argparse.Namespace) -> int:
         dry_run=args.dry_run, yes=args.yes, json=args.json, accept_change=args.accept_change,
         accept_partial=args.accept_partial, timeout=args.timeout, as_new=args.as_new, workdir=Path(args.workdir),
         root=Path(args.root) if args.root else None, measured=args.measured,
+        launcher=args.launcher, nodes=args.nodes, rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id,
+        sbatch=_sbatch_options(args), poll_s=args.poll,
     )
     try:
         outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
@@ -298,6 +307,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a new recipe NAME for the GPUs present (status measured) instead of this one")
     r.add_argument("--workdir", default=".", help="folder the run script runs in (the framework checkout; default: .)")
     r.add_argument("--root", help="registry root holding catalog/ (default: found above the recipe)")
+    cluster = r.add_argument_group("on a cluster (README: Re-measure on a cluster)")
+    cluster.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",
+                         help="local: run the script here (default); torchrun: this node starts a c10d rendezvous "
+                              "and prints the command the other nodes run; slurm: submit a batch job (one task per "
+                              "node, srun of torchrun), follow it, collect rank 0's log. With slurm, --dry-run "
+                              "prints the batch script and submits nothing; Ctrl-C or --timeout cancels the job")
+    cluster.add_argument("--nodes", type=int, metavar="N",
+                         help="nodes to run on (default: the recipe's gpu.count / gpu.per_node)")
+    cluster.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
+                         help="torchrun: the c10d store, on this node (default: this host and a free port)")
+    cluster.add_argument("--rdzv-id", metavar="ID", help="torchrun: the rendezvous id (default: a new random one)")
+    cluster.add_argument("--partition", help="slurm: sbatch --partition")
+    cluster.add_argument("--account", help="slurm: sbatch --account")
+    cluster.add_argument("--sbatch", action="append", metavar="OPTION",
+                         help="slurm: any other sbatch option, passed through as one argument (repeat it): "
+                              "--sbatch=--qos=high --sbatch=--time=01:00:00")
+    cluster.add_argument("--poll", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
     r.set_defaults(func=remeasure)
     c = sub.add_parser(
         "convergence", help="compare a candidate run's loss curve with a reference run's",

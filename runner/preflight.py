@@ -75,6 +75,31 @@ def detect_gpus() -> Gpus:
     return Gpus([], "none", error=error, not_installed=not_installed)
 
 
+DECLARED_GPUS_ENV = "OPENRECIPES_GPUS"
+
+
+def declared_gpus(value: str) -> Gpus:
+    """GPUs declared in OPENRECIPES_GPUS ("8xNVIDIA H100 80GB HBM3", comma-separated parts), for a machine where
+    neither NVML nor torch can see them (a container without the NVML library)."""
+    names: list[str] = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        count, sep, name = part.partition("x")
+        if sep and count.strip().isdigit():
+            names += [name.strip()] * int(count)
+        else:
+            names.append(part)
+    return Gpus(names, DECLARED_GPUS_ENV)
+
+
+def gpus_here() -> Gpus:
+    """This machine's GPUs: those OPENRECIPES_GPUS declares, else what NVML or torch sees."""
+    declared = os.environ.get(DECLARED_GPUS_ENV)
+    return declared_gpus(declared) if declared else detect_gpus()
+
+
 def visible(devices: list[tuple[int, str, str]], mask: str | None) -> list[tuple[int, str, str]]:
     """The (index, name, UUID) devices a CUDA program sees under CUDA_VISIBLE_DEVICES=mask (None: all). As CUDA
     reads it: indices or GPU UUIDs (a unique prefix will do), in the listed order; the list ends at the first

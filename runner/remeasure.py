@@ -78,6 +78,16 @@ class Options:
     workdir: Path = Path(".")
     root: Path | None = None
     measured: dt.date | None = None
+    launcher: str = "local"  # local | torchrun | slurm (runner/launchers)
+    nodes: int | None = None  # default: the recipe's gpu.count / gpu.per_node
+    rdzv_endpoint: str | None = None  # --launcher torchrun: HOST:PORT of the c10d store (default: this node)
+    rdzv_id: str | None = None
+    sbatch: list[str] = field(default_factory=list)  # extra sbatch options, passed through
+    poll_s: float = 1.0  # --launcher slurm: seconds between looks at the job
+
+
+class Shown(Exception):
+    """--dry-run with --launcher slurm: the batch script was printed and nothing submitted."""
 
 
 # --- step 1: the target ---------------------------------------------------------------------------------------
@@ -95,9 +105,10 @@ class Target:
     text: str  # the written file's text now, with "\n" line ends (for --as-new: the new recipe's)
     newline: str  # the line end it is written back with
     old_bytes: bytes | None  # the file's bytes as read (None: --as-new, no file yet)
-    gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log)
+    gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log and --launcher slurm)
     fmt: str | None  # the log format of the recipe's framework
     runs: int
+    nodes: int = 1
 
     @property
     def display(self) -> str:
@@ -123,28 +134,25 @@ def _registry_root(options: Options) -> Path:
 
 
 def _gpus_from_env(value: str) -> Any:
-    from runner.preflight import Gpus
+    from runner.preflight import declared_gpus
 
-    names: list[str] = []
-    for part in value.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        count, sep, name = part.partition("x")
-        if sep and count.strip().isdigit():
-            names += [name.strip()] * int(count)
-        else:
-            names.append(part)
-    return Gpus(names, "OPENRECIPES_GPUS")
+    return declared_gpus(value)
 
 
 def _preflight(options: Options, loaded: LoadedRecipe, catalog: Catalog) -> Any:
-    """This machine's GPUs, refused where they, the environment or the entry point cannot run the recipe."""
-    from runner.preflight import Refusal, check_entry, check_env, check_gpus, detect_gpus, gpu_type
+    """This machine's GPUs, refused where they, the environment or the entry point cannot run the recipe. For a
+    Slurm job the GPUs are the nodes' (checked in the job, runner/launchers/nodes.py); None is returned."""
+    from runner.preflight import Refusal, check_entry, check_env, check_gpus, gpu_type, gpus_here
 
     recipe, where = loaded.recipe, str(options.recipe)
-    env_override = os.environ.get("OPENRECIPES_GPUS")
-    found = _gpus_from_env(env_override) if env_override else detect_gpus()
+    if options.launcher == "slurm":
+        try:
+            check_env(recipe, where)
+            check_entry(recipe, where, options.workdir.resolve())
+        except Refusal as exc:
+            raise Stop(Outcome.PREFLIGHT, str(exc)) from None
+        return None
+    found = gpus_here()
     try:
         try:
             check_gpus(recipe, catalog, found, where)
@@ -197,6 +205,29 @@ def _as_new(target: Target, gpus: Any) -> Target:
     return target
 
 
+def _nodes(options: Options, recipe: Recipe) -> int:
+    """The node count of a launch: --nodes, else gpu.count / gpu.per_node; it must hold the recipe's GPUs."""
+    from runner.launchers import default_nodes, per_node
+    from runner.launchers.rendezvous import launches_torchrun
+
+    if options.from_log:
+        return 1
+    nodes = options.nodes or (default_nodes(recipe) if options.launcher != "local" else 1)
+    if nodes < 1:
+        raise Stop(Outcome.USAGE, "--nodes must be at least 1")
+    if options.launcher == "local" and nodes > 1:
+        raise Stop(Outcome.USAGE, f"--nodes {nodes} runs across machines: pass --launcher slurm (a Slurm job) or "
+                                  "--launcher torchrun (a torchrun rendezvous the other nodes join)")
+    if options.launcher != "local" and nodes * per_node(recipe) != recipe.gpu.count:
+        raise Stop(Outcome.USAGE, f"--nodes {nodes} x {per_node(recipe)} GPUs per node (gpu.per_node) is not the "
+                                  f"recipe's {recipe.gpu.count} GPUs; a recipe's layout is fixed to its GPU count")
+    if nodes > 1 and not launches_torchrun(recipe.run):
+        raise Stop(Outcome.PREFLIGHT, f"{options.recipe}: its run script calls no torchrun, and a run across "
+                                      f"{nodes} nodes is started by torchrun on each node (the runner turns its "
+                                      "arguments into a c10d rendezvous)")
+    return nodes
+
+
 def find_target(options: Options) -> Target:
     from runner.logs import format_for
 
@@ -231,9 +262,10 @@ def find_target(options: Options) -> Target:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
     except WriteError as exc:
         raise Stop(Outcome.USAGE, str(exc)) from None
+    nodes = _nodes(options, loaded.recipe)
     gpus = None if options.from_log else _preflight(options, loaded, catalog)
     target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,
-                    newline, raw, gpus, format_for(loaded.recipe.stack.framework), runs)
+                    newline, raw, gpus, format_for(loaded.recipe.stack.framework), runs, nodes)
     return _as_new(target, gpus) if options.as_new else target
 
 
@@ -247,6 +279,9 @@ class Measured:
     command: str | None  # as recorded in the evidence: paths relative to the registry root
     nccl: str | None
     log_tail: list[str]
+    environment: dict[str, Any] | None = None  # the rank-0 node's stack, captured on the nodes (multi-node runs)
+    extra: dict[str, Any] = field(default_factory=dict)  # evidence keys of a multi-node run: launcher, nodes
+    gpu_hours_note: str | None = None  # what the GPU-hours count, where not GPU_HOURS_NOTE[source]
 
 
 def _relative(path: Path, root: Path, outside: str) -> str:
@@ -318,6 +353,77 @@ def _launch(target: Target, out: TextIO) -> Measured:
     return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(log_path))
 
 
+SLURM_GPU_HOURS_NOTE = "GPUs x the median run's Slurm job run time (RunTime: start to end, the per-node preflight " \
+    "and start-up included, queueing not)"
+
+
+def _launch_slurm(target: Target, out: TextIO) -> Measured:
+    """The runs as Slurm jobs (runner/launchers/slurm.py): the batch script shown (with --dry-run: only shown),
+    submitted, followed to its end; rank 0's log parsed as a local run's."""
+    from runner import measure
+    from runner.launchers import nodes as node_checks
+    from runner.launchers import slurm
+    from runner.launchers.rendezvous import launches_torchrun
+    from runner.logs import tail
+
+    options, recipe = target.options, target.recipe
+    workdir = options.workdir.resolve()
+    sbatch = slurm.check_sbatch_options(options.sbatch)
+    started = dt.datetime.now(dt.UTC)
+    base = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
+
+    def script_for(run_dir: Path) -> str:
+        return slurm.job_script(recipe_id=target.source.id, recipe=target.options.recipe.absolute(), root=target.root,
+                                run_dir=run_dir, workdir=workdir, nodes=target.nodes, env=dict(recipe.env),
+                                python=sys.executable)
+
+    first = base / "run1" if target.runs > 1 else base
+    shown = f"cd {shlex.quote(str(first))} && {shlex.join(slurm.sbatch_command(sbatch))}"
+    if options.dry_run:
+        print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
+              f"\n  {shown}\n{slurm.JOB_SCRIPT}:", file=out)
+        print(script_for(first), end="", file=out)
+        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
+        print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
+        raise Shown()
+    _confirm(target, shown, out)
+    wl = recipe.workload
+    results, logs, stacks, jobs = [], [], [], []
+    followed = None
+    for i in range(target.runs):
+        run_dir = base / f"run{i + 1}" if target.runs > 1 else base
+        slurm.write_job(run_dir, recipe.run, script_for(run_dir))
+        job = slurm.submit(run_dir, sbatch)
+        jobs.append(job)
+        print(f"run {i + 1}/{target.runs}: Slurm job {job} ({target.nodes} node{'s' if target.nodes > 1 else ''}); "
+              f"logs in {run_dir}", file=out)
+        followed = slurm.follow(job, run_dir, target.fmt or "openrecipes", target.nodes, recipe.result.steps_per_run,
+                                figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                                options.timeout, out, options.poll_s, progress=not options.json)
+        if not followed.parsed.steps:
+            from runner.logs import LogError
+
+            raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
+                           "output")
+        logs.append(followed.parsed)
+        stacks = followed.stacks
+        results.append(measure.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
+                                           allow_partial=options.accept_partial, exit_code=followed.info.exit_code))
+    assert followed is not None
+    measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
+    rank0_host = followed.log_path.stem.removeprefix("node-")
+    rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
+    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
+    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 {shlex.join(sbatch)} {slurm.JOB_SCRIPT}; on each "
+               f"node: " + recorded_command(workdir, base / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
+    extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
+                          "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
+             "nodes": node_checks.evidence_nodes(stacks)}
+    nccl = next((log.nccl_version for log in logs if log.nccl_version), None)
+    return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(followed.log_path),
+                    environment, extra, SLURM_GPU_HOURS_NOTE)
+
+
 def _from_logs(target: Target) -> Measured:
     from runner import measure
     from runner.logs import parse_file, tail
@@ -336,10 +442,24 @@ def _from_logs(target: Target) -> Measured:
 
 def measure_runs(target: Target, out: TextIO) -> Measured:
     from runner.launch import Interrupted, RunFailed
+    from runner.launchers import slurm
+    from runner.launchers.rendezvous import RendezvousError
     from runner.logs import LogError
 
     try:
-        return _from_logs(target) if target.options.from_log else _launch(target, out)
+        if target.options.from_log:
+            return _from_logs(target)
+        if target.options.launcher == "slurm":
+            return _launch_slurm(target, out)
+        return _launch(target, out)
+    except slurm.PreflightRefused as exc:
+        raise Stop(Outcome.PREFLIGHT, str(exc)) from None
+    except (slurm.JobFailed, slurm.SlurmError) as exc:
+        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
+    except slurm.JobInterrupted as exc:
+        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
+    except RendezvousError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
     except LogError as exc:
         message = str(exc)
         raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}\nnothing written") from None
@@ -411,6 +531,9 @@ def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], li
 
     if measured.source != "launch":
         return {"captured": "from the log (the run was made elsewhere)", "nccl": measured.nccl}, []
+    if measured.environment is not None:  # captured on the nodes (the rank-0 node's; every node's in `nodes`)
+        env = dict(measured.environment) | ({"nccl": measured.nccl} if measured.nccl else {})
+        return env, environment.differences(target.recipe, env)
     gpus = target.gpus
     env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl)
     return env, environment.differences(target.recipe, env)
@@ -452,13 +575,14 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     print("new recipe (--as-new): no recorded figure to compare" if options.as_new else g.describe(), file=out)
     changes = result_changes(fields)
     if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
-        changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(GPU_HOURS_NOTE[measured.source])
+        changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(measured.gpu_hours_note or
+                                                                   GPU_HOURS_NOTE[measured.source])
     try:
         new_text = splice(target.text, changes)
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{target.display}: {exc}") from None
     extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
-             "warnings": warnings, "provenance": _provenance(target.recipe, target.root)}
+             "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
     data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
                           measured.command, env, diffs, measured.log_tail, _existing_evidence(target), extra)
     report = {
@@ -608,7 +732,10 @@ def remeasure(options: Options, out: TextIO) -> tuple[Outcome, dict[str, Any] | 
         with held:
             if not options.as_new:
                 recover(target.root, target.path, options.dry_run, out)
-            measured = measure_runs(target, out)
+            try:
+                measured = measure_runs(target, out)
+            except Shown:
+                return Outcome.OK, None
             decision = decide(target, measured, out)
             try:
                 return write(target, decision, out), decision.report

@@ -1,0 +1,135 @@
+"""The c10d rendezvous of a multi-node run, and the `torchrun` a recipe's run script calls under it.
+
+A recipe's script says how it launches on one node (`torchrun --standalone --nproc-per-node 8 ...`). Across nodes
+the runner runs that same script, unchanged, on every node, with `torchrun` defined as a bash function that calls
+`python -m runner.launchers.rendezvous`: torch's own torchrun parser reads the script's arguments, then the
+rendezvous replaces what makes it single-node (`--standalone`, `--nnodes`, the rdzv options): c10d backend, the
+endpoint on the first node, the run id and the node count. Everything else the script passes (processes per node,
+the module or file and its arguments, restarts) is kept as torch parsed it, so nothing of the script is re-parsed
+by the runner or turned into shell code.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+ENV_NODES = "OPENRECIPES_NNODES"
+ENV_ENDPOINT = "OPENRECIPES_RDZV_ENDPOINT"
+ENV_ID = "OPENRECIPES_RDZV_ID"
+ENV_PYTHON = "OPENRECIPES_PYTHON"  # the interpreter with torch and the runner (the same path on every node)
+
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_TORCHRUN = re.compile(r"(?:^|[\s;&|(`])torchrun(?:\s|$)", re.M)
+
+# The script every node runs: the recipe's run.sh beside it, with `torchrun` joining the rendezvous. Fixed text:
+# nothing of the recipe is pasted into it.
+WRAPPER = """#!/usr/bin/env bash
+# Written by the OpenRecipes runner. Runs the recipe's script (run.sh, beside this file) with its `torchrun` joining
+# the c10d rendezvous named by OPENRECIPES_RDZV_ENDPOINT, OPENRECIPES_RDZV_ID and OPENRECIPES_NNODES.
+torchrun() { "${OPENRECIPES_PYTHON:-python3}" -m runner.launchers.rendezvous "$@"; }
+export -f torchrun
+exec bash "$(dirname "$0")/run.sh"
+"""
+
+
+class RendezvousError(ValueError):
+    """An endpoint or run id that cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    endpoint: str  # host:port of the c10d store, on the first node
+    run_id: str
+    nodes: int
+
+    def env(self, python: str | None = None) -> dict[str, str]:
+        """What the wrapper and `python -m runner.launchers.rendezvous` read on each node."""
+        return {ENV_NODES: str(self.nodes), ENV_ENDPOINT: self.endpoint, ENV_ID: self.run_id,
+                ENV_PYTHON: python or sys.executable}
+
+
+def check_endpoint(text: str) -> str:
+    """host:port, as torchrun's --rdzv-endpoint takes it (a host name, an IPv4 address or a bracketed IPv6 one)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not _HOST.match(host) or not port.isdigit() or not 0 < int(port) < 65536:
+        raise RendezvousError(f"rendezvous endpoint {text!r}: give HOST:PORT (a host name or address and a port "
+                              "1-65535) that every node can reach")
+    return text
+
+
+def check_run_id(text: str) -> str:
+    if not _RUN_ID.match(text):
+        raise RendezvousError(f"rendezvous id {text!r}: 1-64 letters, digits, '.', '_' or '-'")
+    return text
+
+
+def new_run_id() -> str:
+    return f"openrecipes-{secrets.token_hex(4)}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return int(s.getsockname()[1])
+
+
+def this_host() -> str:
+    """This machine's name as the other nodes reach it."""
+    return socket.getfqdn() or socket.gethostname()
+
+
+def launches_torchrun(script: str) -> bool:
+    """Whether a run script calls `torchrun` (a multi-node run needs one: it is what joins the rendezvous)."""
+    lines = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    return bool(_TORCHRUN.search("\n".join(lines)))
+
+
+def torchrun_args(argv: list[str], rdzv: Rendezvous) -> Any:
+    """torchrun's arguments as torch parses them, made multi-node: c10d at the endpoint, N nodes, the run id."""
+    from torch.distributed.run import parse_args
+
+    args = parse_args(argv)
+    args.standalone = False
+    args.nnodes = f"{rdzv.nodes}:{rdzv.nodes}"
+    args.rdzv_backend = "c10d"
+    args.rdzv_endpoint = rdzv.endpoint
+    args.rdzv_id = rdzv.run_id
+    return args
+
+
+def from_env(environ: dict[str, str]) -> Rendezvous:
+    missing = [k for k in (ENV_NODES, ENV_ENDPOINT, ENV_ID) if not environ.get(k)]
+    if missing:
+        raise RendezvousError(f"{', '.join(missing)} not set: this torchrun runs only under the runner's multi-node "
+                              "launch (python -m runner remeasure --launcher torchrun|slurm, or python -m runner node)")
+    nodes = environ[ENV_NODES]
+    if not nodes.isdigit() or int(nodes) < 1:
+        raise RendezvousError(f"{ENV_NODES}={nodes!r}: a node count is expected")
+    return Rendezvous(check_endpoint(environ[ENV_ENDPOINT]), check_run_id(environ[ENV_ID]), int(nodes))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from torch.distributed.run import run
+
+    try:
+        rdzv = from_env(dict(os.environ))
+    except RendezvousError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    args = torchrun_args(sys.argv[1:] if argv is None else argv, rdzv)
+    print(f"openrecipes-rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes x "
+          f"{args.nproc_per_node} processes", file=sys.stderr, flush=True)
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

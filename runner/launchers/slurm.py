@@ -1,0 +1,355 @@
+"""A run as a Slurm job: the sbatch script, its submission, the job's state and training progress, cancellation
+(Ctrl-C, SIGTERM, --timeout: `scancel`), and rank 0's log collected when the job ends.
+
+The job is one task per node. Each task first runs the node's preflight (runner.launchers.nodes: GPUs, stack), the
+batch script compares the stacks, then `srun` runs the recipe's script on every node, its `torchrun` joining a c10d
+rendezvous on the first node (runner.launchers.rendezvous), each node's output in node-<host>.log. The recipe's text
+never becomes part of the batch script: its `run` is the file run.sh, run by bash as a local run runs it, and its
+`env` is written as `export NAME=<shlex-quoted value>` with every NAME checked to be a shell variable name. The
+user's own sbatch options (--partition, --account, ...) go to sbatch's command line, never into the script.
+
+The run folder (under the registry's .openrecipes-runs/) must be on a filesystem every node sees, as the runner's
+checkout and its Python are: the usual shared home or project folder of a cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from generator import figures
+from runner.launchers import nodes as node_checks
+from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
+from runner.logs import ParsedLog, parser
+
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+            "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
+# Options the runner sets itself: one task per node, its own output files; given again they would break the launch.
+RESERVED_OPTIONS = ("--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node", "--output", "-o", "--error", "-e",
+                    "--wrap", "--parsable", "--chdir", "-D", "--export")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_JOB_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_FIELD = re.compile(r"(\w+)=(\S*)")
+NODE_LOG_GLOB = "node-*.log"
+JOB_OUTPUT = "job.out"
+NODE_SCRIPT = "node.sh"
+JOB_SCRIPT = "job.sbatch"
+STACKS_DIR = "nodes"
+
+
+class SlurmError(Exception):
+    """Slurm refused or is missing (sbatch not found, the submission failed); the message says what to do."""
+
+
+class PreflightRefused(Exception):
+    """A node refused the run before training (its GPUs, or a stack that differs); the message names the node."""
+
+
+class JobFailed(Exception):
+    """The job ended without success, passed --timeout, or was cancelled; nothing is written."""
+
+
+class JobInterrupted(Exception):
+    """Ctrl-C or SIGTERM: the job was cancelled; nothing is written."""
+
+
+def check_env_names(env: dict[str, str]) -> dict[str, str]:
+    """The recipe's env, refused where a name is not a shell variable name or a value holds a NUL (it would become
+    shell code, or be cut, in the batch script)."""
+    for name, value in env.items():
+        if not _ENV_NAME.match(str(name)):
+            raise SlurmError(f"env: {name!r} is not a shell variable name (letters, digits, '_', not starting with a "
+                             "digit); the batch script cannot export it")
+        if "\0" in str(value):
+            raise SlurmError(f"env: {name}'s value holds a NUL byte")
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def check_sbatch_options(options: list[str]) -> list[str]:
+    """Extra sbatch options as given (one argument each, passed on sbatch's command line); those the runner sets
+    itself are refused."""
+    for option in options:
+        if not option.startswith("-") or "\n" in option or "\0" in option:
+            raise SlurmError(f"sbatch option {option!r}: give options such as --partition=gpu or --account=proj")
+        name = option.split("=", 1)[0]
+        if not name.startswith("--"):
+            name = name[:2]  # a short option with its value attached: -N2
+        if name in RESERVED_OPTIONS:
+            raise SlurmError(f"sbatch option {option!r}: the runner sets {name} itself (one task per node, its own "
+                             "output files)")
+    return list(options)
+
+
+def job_name(recipe_id: str) -> str:
+    return "openrecipes-" + _JOB_NAME.sub("-", recipe_id).strip("-")[:100]
+
+
+def job_script(*, recipe_id: str, recipe: Path, root: Path, run_dir: Path, workdir: Path, nodes: int,
+               env: dict[str, str], python: str) -> str:
+    """The sbatch script. Every path and value is shlex-quoted; the recipe's own text is not in it."""
+    q = shlex.quote
+    exports = "\n".join(f"export {name}={q(value)}" for name, value in check_env_names(env).items())
+    return f"""#!/bin/bash
+#SBATCH --job-name={job_name(recipe_id)}
+#SBATCH --nodes={nodes}
+#SBATCH --ntasks-per-node=1
+#SBATCH --output={JOB_OUTPUT}
+# OpenRecipes: re-measure {recipe_id}, written by `python -m runner remeasure --launcher slurm`.
+# One task per node: each checks its GPUs and software stack, then runs the recipe's run script (run.sh) with its
+# torchrun joining a c10d rendezvous on the first node. Each node's output: node-<host>.log in the run folder.
+set -euo pipefail
+run={q(str(run_dir))}
+cd {q(str(workdir))}
+export {ENV_PYTHON}={q(python)}
+# The recipe's env:
+{exports or '# (none)'}
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+export {ENV_NODES}="$SLURM_JOB_NUM_NODES"
+export {ENV_ENDPOINT}="$head:$((20000 + SLURM_JOB_ID % 20000))"
+export {ENV_ID}="openrecipes-$SLURM_JOB_ID"
+
+# 1. Per-node preflight: every node's GPUs against the recipe and its stack; then one stack on every node.
+srun --ntasks-per-node=1 --output="$run/preflight-%N.log" \\
+  "${ENV_PYTHON}" -m runner.launchers.nodes preflight {q(str(recipe))} --root {q(str(root))} --out "$run/{STACKS_DIR}"
+"${ENV_PYTHON}" -m runner.launchers.nodes compare "$run/{STACKS_DIR}" --nodes "$SLURM_JOB_NUM_NODES"
+
+# 2. The run: torchrun on every node (the first node's rank 0 prints the training steps).
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 --output="$run/node-%N.log" bash "$run/{NODE_SCRIPT}"
+"""
+
+
+def sbatch_command(options: list[str]) -> list[str]:
+    return ["sbatch", "--parsable", *options, JOB_SCRIPT]
+
+
+def write_job(run_dir: Path, run_text: str, script: str) -> Path:
+    """run.sh (the recipe's run), node.sh (the wrapper every node runs) and the batch script, in the run folder."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.sh").write_text(run_text, encoding="utf-8")
+    (run_dir / NODE_SCRIPT).write_text(WRAPPER, encoding="utf-8")
+    path = run_dir / JOB_SCRIPT
+    path.write_text(script, encoding="utf-8")
+    return path
+
+
+def _slurm(args: list[str], cwd: Path | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise SlurmError(f"{args[0]} not found: run on a Slurm login node (slurm-client installed)") from None
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{args[0]} did not answer within {timeout:g} s (is slurmctld up?)") from None
+
+
+def submit(run_dir: Path, options: list[str]) -> str:
+    """Submits the batch script from the run folder (its relative --output lands there); returns the job id."""
+    done = _slurm(sbatch_command(options), cwd=run_dir)
+    if done.returncode != 0:
+        raise SlurmError(f"sbatch refused the job: {(done.stderr or done.stdout).strip()}; nothing submitted")
+    job = done.stdout.strip().split(";")[0]
+    if not job.isdigit():
+        raise SlurmError(f"sbatch answered {done.stdout.strip()!r}, not a job id")
+    return job
+
+
+@dataclass
+class JobInfo:
+    state: str  # PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... ("GONE": the controller forgot the job)
+    exit_code: int | None = None
+    reason: str | None = None
+    node_list: str | None = None
+    run_seconds: float | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL or self.state == "GONE"
+
+
+def _seconds(text: str) -> float | None:
+    """Slurm's [D-]HH:MM:SS."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not all(p.isdigit() for p in parts) or not days.isdigit() and days:
+        return None
+    total = 0
+    for p in parts:
+        total = total * 60 + int(p)
+    return total + int(days or 0) * 86400
+
+
+def job_info(job: str) -> JobInfo:
+    done = _slurm(["scontrol", "show", "job", "-o", job])
+    if done.returncode != 0:
+        return JobInfo("GONE")  # past MinJobAge: no longer in the controller's memory
+    fields = dict(_FIELD.findall(done.stdout))
+    code = fields.get("ExitCode", "")
+    status = code.split(":")[0]
+    return JobInfo(fields.get("JobState", "UNKNOWN"), int(status) if status.isdigit() else None,
+                   fields.get("Reason"), fields.get("NodeList"), _seconds(fields.get("RunTime", "")))
+
+
+def cancel(job: str, wait_s: float = 30.0) -> JobInfo:
+    """scancel, then wait until the controller reports the job ended."""
+    _slurm(["scancel", job])
+    deadline = time.monotonic() + wait_s
+    info = job_info(job)
+    while not info.done and time.monotonic() < deadline:
+        time.sleep(0.5)
+        info = job_info(job)
+    return info
+
+
+@dataclass
+class _Tail:
+    """New whole lines of one growing file."""
+
+    path: Path
+    steps: Any = None  # the step-line parser of a node log (runner.logs.parser), else None
+    offset: int = 0
+    number: int = 0
+    buffer: bytes = b""
+
+    def lines(self) -> list[str]:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except OSError:
+            return []
+        self.offset += len(chunk)
+        data = self.buffer + chunk
+        *whole, self.buffer = data.split(b"\n")
+        return [line.decode("utf-8", errors="replace") for line in whole]
+
+
+@dataclass
+class Followed:
+    job: str
+    info: JobInfo
+    log_path: Path  # rank 0's: the node log with the training step lines
+    parsed: ParsedLog
+    wall_seconds: float | None
+    stacks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Watch:
+    run_dir: Path
+    fmt: str
+    console: TextIO
+    nodes: int
+    tails: dict[Path, _Tail] = field(default_factory=dict)
+
+    def poll(self, on_step: Callable[[Any], None]) -> None:
+        names = [self.run_dir / JOB_OUTPUT, *sorted(self.run_dir.glob("preflight-*.log")),
+                 *sorted(self.run_dir.glob(NODE_LOG_GLOB))]
+        for path in names:
+            if not path.exists():
+                continue
+            if path not in self.tails:
+                self.tails[path] = _Tail(path, parser(self.fmt, str(path)) if path.name.startswith("node-") else None)
+            tail = self.tails[path]
+            for line in tail.lines():
+                tail.number += 1
+                prefix = f"[{path.stem}] " if self.nodes > 1 or not path.name.startswith("node-") else ""
+                self.console.write(prefix + line + "\n")
+                if tail.steps is not None:
+                    for step in tail.steps.feed(line, tail.number):
+                        on_step(step)
+        self.console.flush()
+
+
+def _rank0_log(run_dir: Path, fmt: str) -> tuple[Path, ParsedLog]:
+    """The node log with the training step lines (rank 0's, wherever the rendezvous placed it)."""
+    from runner.logs import LogError, parse_file
+
+    logs = sorted(run_dir.glob(NODE_LOG_GLOB))
+    parsed = []
+    for path in logs:
+        try:
+            parsed.append((path, parse_file(path, fmt)))
+        except LogError:
+            continue
+    with_steps = [(p, log) for p, log in parsed if log.steps]
+    if with_steps:
+        return max(with_steps, key=lambda pair: len(pair[1].steps))
+    if parsed:
+        return parsed[0]
+    raise LogError(f"{run_dir}: the job left no node log with {fmt} training step lines")
+
+
+def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | None, tokens_per_step: int,
+           gpu_count: int, timeout_s: float | None, console: TextIO, poll_s: float = 1.0,
+           progress: bool = True) -> Followed:
+    """Shows the job's state and its output until it ends; cancels it on Ctrl-C, SIGTERM or --timeout."""
+    from runner.launch import _progress_bar
+
+    started = time.monotonic()
+    watch = _Watch(run_dir, fmt, console, nodes)
+    bar, _live = _progress_bar(console, progress)
+    previous_term = signal.getsignal(signal.SIGTERM)
+    main = threading.current_thread() is threading.main_thread()
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if main:
+        signal.signal(signal.SIGTERM, on_term)
+    state = None
+    try:
+        with bar:
+            task = bar.add_task("run", total=total_steps, rate="")
+
+            def on_step(step: Any) -> None:
+                rate = figures.tokens_per_s_per_gpu([step.time_s], (0, 0), tokens_per_step, 1, gpu_count) \
+                    if step.time_s > 0 else 0.0
+                bar.update(task, completed=step.step + 1, rate=f"{rate:,.1f} tokens/s/GPU")
+
+            while True:
+                info = job_info(job)
+                shown = f"{info.state} ({info.reason})" if info.reason and info.reason != "None" else info.state
+                if shown != state:
+                    where = f" on {info.node_list}" if info.state == "RUNNING" and info.node_list else ""
+                    console.write(f"job {job}: {shown}{where}\n")
+                    state = shown
+                watch.poll(on_step)
+                if info.done:
+                    break
+                if timeout_s and time.monotonic() - started > timeout_s:
+                    info = cancel(job)
+                    watch.poll(on_step)
+                    raise JobFailed(f"the job passed --timeout {timeout_s:g} s; job {job} cancelled (scancel, now "
+                                    f"{info.state}); nothing written (logs: {run_dir})")
+                time.sleep(poll_s)
+    except KeyboardInterrupt:
+        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # a second Ctrl-C waits
+        try:
+            info = cancel(job)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous_int)
+        raise JobInterrupted(f"interrupted: job {job} cancelled (scancel, now {info.state}); nothing written "
+                             f"(logs: {run_dir})") from None
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous_term)
+    time.sleep(poll_s)  # a shared filesystem may show the last lines a moment after the job ends
+    watch.poll(lambda step: None)
+    refused = node_checks.refusals(run_dir / STACKS_DIR)
+    if refused:
+        raise PreflightRefused("; ".join(refused) + f" (job {job} {info.state}; nothing trained, nothing written)")
+    if info.state not in ("COMPLETED", "GONE"):
+        code = f", exit status {info.exit_code}" if info.exit_code is not None else ""
+        raise JobFailed(f"job {job} ended {info.state}{code}; nothing written; see the logs in {run_dir}")
+    log_path, parsed = _rank0_log(run_dir, fmt)
+    stacks = node_checks.read_stacks(run_dir / STACKS_DIR)
+    return Followed(job, info, log_path, parsed, info.run_seconds, stacks)
