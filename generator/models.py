@@ -394,6 +394,13 @@ class Result(_Closed):
         default=None, description="The counting convention that reproduces the published Model TFLOP/s where it "
         "differs from the registry's; check recomputes the figure under it (0.5%)."
     )
+    published_figures_disagree: bool = Field(
+        default=False, description="Whether the publication's own tokens/s and Model TFLOP/s per GPU disagree by more "
+        "than 0.5% under the registry's count (and the stated convention, if any) with no convention found that "
+        "reproduces them: a discrepancy, shown on the recipe page with published_model_tflops_note (what was tried). "
+        "check accepts exactly that disagreement when true (the note is then required), and flags a true flag on "
+        "figures that agree."
+    )
 
 
 class ComponentTest(_Closed):

@@ -120,10 +120,14 @@ def published_model_tflops(ctx: RecipeContext) -> None:
                 f"{figures.model_flops_per_token(ctx.arch, r.workload.row_tokens, r.layout.mtp_layers):.4g} x "
                 f"{res.tokens_per_s_per_gpu:g} tokens/s = {ours:.1f} ({diff * 100:.2f}% apart, over "
                 f"{tolerance * 100:g}%)")
+    if res.published_figures_disagree:
+        _recorded_discrepancy(ctx, published, _published_tflops(ctx, res.tokens_per_s_per_gpu, convention))
+        return
     if convention is None:
         if diff > tolerance:
             ctx.bad(f"{megatron}; a note does not change the count: state the convention that reproduces it in "
-                    "result.published_model_tflops_convention", "result", "published_model_tflops_per_gpu")
+                    "result.published_model_tflops_convention, or record the discrepancy with "
+                    "result.published_figures_disagree: true and its note", "result", "published_model_tflops_per_gpu")
         return
     theirs = _published_tflops(ctx, res.tokens_per_s_per_gpu, convention)
     # llm-foundry prints its Model TFLOP truncated (int()): held to 0.5% outside [published, published + 1).
@@ -135,6 +139,19 @@ def published_model_tflops(ctx: RecipeContext) -> None:
     elif diff > tolerance and res.published_model_tflops_note is None:
         ctx.bad(f"{megatron}; the stated convention reproduces it, and needs its source in "
                 "result.published_model_tflops_note", "result", "published_model_tflops_per_gpu")
+
+
+def _recorded_discrepancy(ctx: RecipeContext, published: float, ours: float) -> None:
+    """published_figures_disagree: true holds only where the figures do disagree, and says why in the note."""
+    res = ctx.recipe.result
+    off = figures.relative_difference(published, ours)
+    if off <= figures.PUBLISHED_TFLOPS_TOLERANCE:
+        ctx.bad(f"published_figures_disagree is true but the published {published:g} TFLOP/s agrees with "
+                f"{res.tokens_per_s_per_gpu:g} tokens/s ({ours:.1f}, {off * 100:.2f}% apart): remove the flag",
+                "result", "published_figures_disagree")
+    elif res.published_model_tflops_note is None:
+        ctx.bad("published_figures_disagree needs result.published_model_tflops_note: what was tried and found",
+                "result", "published_figures_disagree")
 
 
 def superseded_model_tflops(ctx: RecipeContext) -> None:

@@ -39,7 +39,30 @@ SYSTEMS = {"DGX-H100": ("H100", 8), "DGX-B200": ("B200", 8), "DGX-B300": ("B300"
 # The publication's model names (letters and digits only, lower case) -> catalog model.
 MODELS = {"llama38b": "Llama-3-8B", "llama370b": "Llama-3-70B", "llama31405b": "Llama-3.1-405B",
           "deepseekv3": "DeepSeek-V3", "gptoss120b": "GPT-OSS-120B", "qwen330ba3b": "Qwen3-30B-A3B",
-          "qwen3235ba22b": "Qwen3-235B-A22B"}
+          "qwen3235ba22b": "Qwen3-235B-A22B", "kimik2": "Kimi-K2"}
+
+# Models the publication names whose architecture the catalog cannot describe: their rows are skipped with this
+# reason (a card needs the architecture the FLOPs count is recomputed from; none is invented).
+HYBRID_MAMBA = ("a hybrid Mamba-2 / attention / MoE model (NVIDIA Nemotron-H family): the catalog's architecture "
+                "(generator/catalog.py) has no Mamba layer, so neither N nor the model FLOPs per token can be "
+                "recomputed; no catalog card")
+UNSUPPORTED_MODELS = {
+    "nemotron3nano": HYBRID_MAMBA, "nemotron3super": HYBRID_MAMBA, "nemotron3ultra": HYBRID_MAMBA,
+    "nemotron35lightning": HYBRID_MAMBA,
+    "deepseekv4flash": "DeepSeek-V4 Flash: no published config.json of this model was found in the stored public "
+                       "sources, and its attention (compressed / sparse-indexed KV, o_lora projection, "
+                       "hyper-connections in the V4 family's public configs) is not expressible in the catalog's "
+                       "architecture; no catalog card",
+}
+
+# What the publication states about a model outside its tables (a bullet under each of the model's tables).
+MODEL_REMARKS = {"Kimi-K2": "The publication states under the Kimi_K2 table: \"Muon optimizer was used for "
+                            "pre-training Kimi-K2.\" (the optimizer does not change the model FLOPs counted)."}
+
+# Section headings of the fine-tuning tables -> a tag in the file name (pre-training rows have none).
+SECTION_TAGS = {"sft performance": "sft", "lora performance": "lora"}
+FOOTNOTE_RE = re.compile(r"\[\^([^\]]+)\]")
+FOOTNOTE_DEF_RE = re.compile(r"^\[\^([^\]]+)\]:\s*(.+?)\s*$")
 
 PRECISIONS = {"bf16": "bf16", "fp8-cs": "fp8-cs", "fp8": "fp8-cs", "fp8-mx": "fp8-mx", "mxfp8": "fp8-mx",
               "nvfp4": "nvfp4", "fp8-ds": "fp8-ds"}
@@ -78,6 +101,8 @@ class Row:
     tokens: float
     tflops: float
     cells: dict[str, str] = field(default_factory=dict)
+    footnotes: tuple[str, ...] = ()  # texts of the footnotes marked inside the row's cells
+    gbs_tag: bool = False  # the document has another row with this key at another GBS: the file name says GBS
 
     @property
     def dp(self) -> int:
@@ -92,6 +117,10 @@ class Row:
         parts = ["mb", self.release, self.system.lower(), f"{self.gpus}gpu", self.precision]
         if self.tag:
             parts.append(self.tag)
+        if section_tag := SECTION_TAGS.get(self.section.lower()):
+            parts.append(section_tag)
+        if self.gbs_tag:
+            parts.append(f"gbs{self.gbs}")
         return "-".join(parts)
 
 
@@ -126,6 +155,7 @@ def parse(text: str) -> Parsed:
     section = ""
     heading: tuple[str, str] | None = None
     lines = text.splitlines()
+    footnotes = {m.group(1): m.group(2) for line in lines if (m := FOOTNOTE_DEF_RE.match(line))}
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -140,7 +170,7 @@ def parse(text: str) -> Parsed:
             while end < len(lines) and lines[end].lstrip().startswith("|"):
                 end += 1
             if release is not None:
-                _table(out, lines, i, end, release, section, heading)
+                _table(out, lines, i, end, release, section, heading, footnotes)
             i = end
             continue
         i += 1
@@ -148,7 +178,7 @@ def parse(text: str) -> Parsed:
 
 
 def _table(out: Parsed, lines: list[str], start: int, end: int, release: str, section: str,
-           heading: tuple[str, str] | None) -> None:
+           heading: tuple[str, str] | None, footnotes: dict[str, str]) -> None:
     header = [re.sub(r"\s+", " ", h.lower()) for h in _split(lines[start])]
     unknown = [h for h in header if h not in COLUMNS]
     keys = [COLUMNS.get(h, h) for h in header]
@@ -172,7 +202,17 @@ def _table(out: Parsed, lines: list[str], start: int, end: int, release: str, se
             continue
         values = dict(fixed)
         values.update(zip(keys, cells, strict=True))
+        # A footnote marker inside a cell ("661[^gpt-oss-note]") annotates the figure: the figure is the number,
+        # the footnote's text goes to the recipe's notes (an undefined marker: the row is skipped, not guessed).
+        marks = [m for v in values.values() for m in FOOTNOTE_RE.findall(v)]
+        undefined = [m for m in marks if m not in footnotes]
+        if undefined:
+            out.skips.append(Skip(n + 1, f"footnote marker(s) {', '.join(undefined)} without a definition"))
+            continue
+        values = {k: FOOTNOTE_RE.sub("", v).strip() for k, v in values.items()}
         rows, skips = _row(n + 1, release, section, values)
+        for row in rows:
+            row.footnotes = tuple(f"[^{m}]: {footnotes[m]}" for m in marks)
         out.rows.extend(rows)
         out.skips.extend(skips)
 
@@ -180,7 +220,10 @@ def _table(out: Parsed, lines: list[str], start: int, end: int, release: str, se
 def _row(line: int, release: str, section: str, values: dict[str, str]) -> tuple[list[Row], list[Skip]]:
     model_text, qualifier_text = _alternatives(values["model"])
     qualifier = qualifier_text.lower() if qualifier_text else None
-    model = MODELS.get(re.sub(r"[^a-z0-9]", "", model_text.lower()))
+    model_key = re.sub(r"[^a-z0-9]", "", model_text.lower())
+    model = MODELS.get(model_key)
+    if model_key in UNSUPPORTED_MODELS:
+        return [], [Skip(line, f"model {values['model']!r} is {UNSUPPORTED_MODELS[model_key]}")]
     if model is None:
         return [], [Skip(line, f"unknown model {values['model']!r} (not in the importer's model map)")]
     if qualifier is not None and qualifier not in QUALIFIERS:
@@ -247,7 +290,13 @@ def _make_row(line: int, release: str, section: str, system: str, model: str, mo
 
 
 def dedupe(parsed: Parsed) -> None:
-    """Two rows of one document with the same stable key: the later one is reported and skipped."""
+    """Two rows of one document with the same stable key: rows that differ in GBS get it in their file names
+    (both are kept); other repeats are reported and skipped (the later one)."""
+    gbs_by_key: dict[tuple[str, str], set[int]] = {}
+    for row in parsed.rows:
+        gbs_by_key.setdefault((row.model, row.key()), set()).add(row.gbs)
+    for row in parsed.rows:
+        row.gbs_tag = len(gbs_by_key[(row.model, row.key())]) > 1
     seen: dict[tuple[str, str], int] = {}
     kept: list[Row] = []
     for row in parsed.rows:

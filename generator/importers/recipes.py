@@ -9,7 +9,7 @@ from typing import Any
 from generator import figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import derive_figures
-from generator.importers.megatron_bridge import SYSTEMS, Row
+from generator.importers.megatron_bridge import MODEL_REMARKS, SECTION_TAGS, SYSTEMS, Row
 
 AUTHOR = "NVIDIA Megatron-Bridge"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Megatron-Bridge"
@@ -47,11 +47,13 @@ def pipeline_placement(arch: Architecture | None, pp: int, vp: int, model: str =
     layers = arch.layers
     if layers % stages == 0:
         return None, None
-    if model == "DeepSeek-V3" and stages in DEEPSEEK_V3_LAYOUTS:
+    if model in ("DeepSeek-V3", "Kimi-K2") and stages in DEEPSEEK_V3_LAYOUTS:
+        # Kimi-K2's recipe (recipes/kimi/h100/kimi_k2.py) maps (PP, VP) to the same layouts, without an MTP module.
+        mtp = mtp and arch.mtp_layers != 0
         layout = DEEPSEEK_V3_LAYOUTS[stages] if mtp else DEEPSEEK_V3_LAYOUTS[stages].replace(" + mtp", "")
         mapped = "" if (pp, vp) in DEEPSEEK_V3_MAPPED else (
             f"; the recipe's map has no ({pp}, {vp}) entry, this is its layout for {stages} virtual stages")
-        return None, (f"pipeline_model_parallel_layout over {stages} virtual stages, as Megatron-Bridge's DeepSeek-V3 "
+        return None, (f"pipeline_model_parallel_layout over {stages} virtual stages, as Megatron-Bridge's {model} "
                       f"recipe sets it: {layout} (inferred, the publication does not state "
                       f"it{mapped})")
     if (layers + 2) % stages == 0:
@@ -105,6 +107,39 @@ def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[
             + f"): {ours:.1f} TFLOP/s. A later version of that file (commit 0494433) tests gated_linear_unit alone "
             "and counts window_size, as the registry does.")
     return text, convention
+
+
+def bf16_representable(value: float) -> bool:
+    """Whether a positive integer figure has at most 8 significant bits (a BF16 value): m x 2^e with m < 256."""
+    n = int(value)
+    if n != value or n <= 0:
+        return False
+    while n % 2 == 0:
+        n //= 2
+    return n < 256
+
+
+def discrepancy_note(row: Row, arch: Architecture, ours: float, diff: float) -> str:
+    """What was tried for a published Model TFLOP/s no convention reproduces (the recipe records the discrepancy)."""
+    earlier = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers,
+                                           gated_experts=False, sliding_windows=False)
+    implied = row.tflops / ours * row.tokens
+    parts = [f"A discrepancy in the publication, not explained: its {row.tokens:g} tokens/s per GPU give "
+             f"{ours:.1f} Model TFLOP/s per GPU by the registry's count, {diff * 100:.2f}% from the published "
+             f"{row.tflops:g} (tolerance {figures.PUBLISHED_TFLOPS_TOLERANCE * 100:g}%); the published TFLOP/s "
+             f"implies {implied:.0f} tokens/s. Tried: Megatron-Bridge's earlier FLOPs count (no gated experts, no "
+             f"sliding windows): {earlier:.1f}."]
+    if row.section.lower() == "lora performance":
+        frozen = ours * 2 / 3
+        parts.append(f"LoRA trains adapters only, so the frozen base needs no weight gradients: two thirds of the "
+                     f"full count would be {frozen:.1f} ({figures.relative_difference(row.tflops, frozen) * 100:.2f}% "
+                     "from the published figure); the publication does not state the count it uses for LoRA.")
+    if bf16_representable(row.tokens):
+        parts.append(f"The published {row.tokens:g} tokens/s has at most 8 significant bits (a BF16 value), as "
+                     f"most of the {row.release} figures do; BF16 rounding moves a figure by at most 0.39%, less "
+                     "than this difference, so it does not explain it.")
+    parts.append("Both published figures are kept as published; the recipe's MFU follows its tokens/s.")
+    return " ".join(parts)
 
 
 def _superseded_notes(row: Row, arch: Architecture | None, superseded: list[dict[str, Any]]) -> list[str]:
@@ -169,6 +204,19 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                         if row.mtp_layers == 0 else "")
                      + (" Tokens may be dropped at expert capacity (the table's token-drop runs)."
                         if row.qualifier == "tokendrop" else ""))
+    if SECTION_TAGS.get(row.section.lower()):
+        notes.append(f"A fine-tuning row ({row.section}): the publication's {row.section.split()[0]} run of the model "
+                     "on its performance recipe's data, not pre-training.")
+    for footnote in row.footnotes:
+        notes.append(f"The publication marks this row's figure with a footnote: {footnote}")
+    if row.model in MODEL_REMARKS:
+        notes.append(MODEL_REMARKS[row.model])
+    if row.gbs_tag:
+        notes.append(f"The same table publishes this system, GPU count and precision at another global batch too; "
+                     f"this recipe is the GBS {row.gbs} row (the file name says so).")
+    if "fsdp" not in row.cells:
+        notes.append(f"The {row.release} table has no FSDP column (dropped from 26.06 on): FSDP is recorded as off, "
+                     "which the publication does not state.")
     if row.fsdp is not None and row.fsdp > 1:
         notes.append(f"FSDP {row.fsdp}: FSDP with a sharding group of {row.fsdp} GPUs.")
     stated_ga = contradicted_gradient_accumulation(row)
@@ -202,6 +250,10 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
             why = explain_flops(row, arch, ours)
             if why:
                 result["published_model_tflops_note"], result["published_model_tflops_convention"] = why
+            else:
+                # Never dropped: recorded as the publication's discrepancy, which check verifies and the page shows.
+                result["published_model_tflops_note"] = discrepancy_note(row, arch, ours, diff)
+                result["published_figures_disagree"] = True
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,

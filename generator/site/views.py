@@ -338,6 +338,11 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         rows.append(("GPU-hours count", res.gpu_hours_note))
     if res.published_model_tflops_per_gpu is not None:
         rows.append(("Published model TFLOP/s per GPU", fmt.stated(res.published_model_tflops_per_gpu)))
+        if res.published_figures_disagree:
+            rows.append(("Discrepancy", "the publication's Model TFLOP/s and tokens/s disagree beyond 0.5% "
+                         "(no convention found reproduces them); see the note below"))
+        if res.published_model_tflops_note:
+            rows.append(("Published model TFLOP/s note", res.published_model_tflops_note))
     if res.active_params.source:
         rows.append(("N source", res.active_params.source))
     return rows
