@@ -325,6 +325,22 @@ def build_parser() -> argparse.ArgumentParser:
                               "--sbatch=--qos=high --sbatch=--time=01:00:00")
     cluster.add_argument("--poll", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
     r.set_defaults(func=remeasure)
+    n = sub.add_parser(
+        "node", help="join a multi-node run started by `remeasure --launcher torchrun` on another node",
+        description="Run on each other node the command `remeasure --launcher torchrun` prints: this node's GPUs are "
+                    "checked against the recipe, its stack is sent to the first node (which compares every node's "
+                    "before anything trains), then the recipe's run script runs here with its torchrun joining the "
+                    "c10d rendezvous; the output streams to the first node, which writes the figures. Nothing is "
+                    "written here. Exit: the run's status; 3 when this node or the first node refused; 2 bad "
+                    "arguments.")
+    n.add_argument("recipe")
+    n.add_argument("--nodes", type=int, required=True)
+    n.add_argument("--rdzv-endpoint", required=True, metavar="HOST:PORT")
+    n.add_argument("--rdzv-id", required=True, metavar="ID")
+    n.add_argument("--report", required=True, metavar="HOST:PORT", help="the first node's report address")
+    n.add_argument("--workdir", default=".", help="folder the run script runs in (default: .)")
+    n.add_argument("--root", help="registry root (default: found above the recipe)")
+    n.set_defaults(func=lambda a: __import__("runner.launchers.torchrun", fromlist=["x"]).node_main(a))
     c = sub.add_parser(
         "convergence", help="compare a candidate run's loss curve with a reference run's",
         description=__import__("runner.convergence", fromlist=["x"]).__doc__,

@@ -424,6 +424,83 @@ def _launch_slurm(target: Target, out: TextIO) -> Measured:
                     environment, extra, SLURM_GPU_HOURS_NOTE)
 
 
+def _rendezvous(target: Target) -> Any:
+    from runner.launchers import rendezvous as rv
+
+    options = target.options
+    endpoint = rv.check_endpoint(options.rdzv_endpoint) if options.rdzv_endpoint else f"{rv.this_host()}:{rv.free_port()}"
+    run_id = rv.check_run_id(options.rdzv_id) if options.rdzv_id else rv.new_run_id()
+    return rv.Rendezvous(endpoint, run_id, target.nodes)
+
+
+def _launch_torchrun(target: Target, out: TextIO) -> Measured:
+    """One run across nodes through a c10d rendezvous held here (runner/launchers/torchrun.py): the other nodes
+    join with the printed command, report their stacks (compared before anything trains) and stream their output
+    back; rank 0's log, wherever it ran, is parsed as a local run's."""
+    from runner import measure
+    from runner.launch import RunFailed, run_script, shell_quote_env
+    from runner.launchers import nodes as node_checks
+    from runner.launchers import torchrun
+    from runner.launchers.rendezvous import WRAPPER, this_host
+    from runner.launchers.slurm import PreflightRefused
+    from runner.logs import tail
+
+    options, recipe = target.options, target.recipe
+    if target.runs != 1:
+        raise Stop(Outcome.USAGE, "--launcher torchrun makes one run per rendezvous: run it again for another")
+    workdir = options.workdir.resolve()
+    rdzv = _rendezvous(target)
+    started = dt.datetime.now(dt.UTC)
+    run_dir = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.sh").write_text(recipe.run, encoding="utf-8")
+    node_script = run_dir / "node.sh"
+    node_script.write_text(WRAPPER, encoding="utf-8")
+    shown = (f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(node_script))}"
+             f"   (its torchrun: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes)")
+    _confirm(target, shown, out)
+    collector = torchrun.Collector(run_dir, out)
+    try:
+        report = f"{this_host()}:{collector.port}"
+        join = [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes), "--rdzv-endpoint",
+                rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--workdir", str(workdir)]
+        print(f"rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes. On each of the other "
+              f"{rdzv.nodes - 1} node(s), from the same checkout and Python at the same paths, run:\n"
+              f"  {shlex.join(join)}", file=out, flush=True)
+        try:
+            joined = collector.wait_for(rdzv.nodes - 1, options.timeout or 600.0)
+        except TimeoutError as exc:
+            raise RunFailed(f"{exc}; nothing trained, nothing written") from None
+        own = node_checks.node_stack(target.gpus)
+        stacks = [own] + [j.stack for j in joined]
+        problems = [str(s["refused"]) for s in stacks if "refused" in s] or node_checks.differences(stacks)
+        if problems:
+            collector.answer(torchrun.REFUSED + "; ".join(problems))
+            raise PreflightRefused("; ".join(problems) + "; nothing trained, nothing written")
+        collector.answer(torchrun.OK)
+        wl = recipe.workload
+        own_log = run_dir / f"node-0-{own[node_checks.HOST_KEY]}.log"
+        launched = run_script(node_script, dict(os.environ) | dict(recipe.env) | rdzv.env(), workdir, own_log,
+                              target.fmt or "openrecipes", recipe.result.steps_per_run,
+                              figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                              options.timeout, out, progress=not options.json)
+        collector.drain(30.0)
+    finally:
+        collector.close()
+    log_path, log = node_checks.rank0_log(run_dir, target.fmt or "openrecipes")
+    result = measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
+                                 allow_partial=options.accept_partial, exit_code=launched.returncode)
+    measured = measure.measured_date([log], launched=started.date(), given=options.measured)
+    rank0 = stacks[int(log_path.stem.split("-")[1])]
+    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY}
+    command = (f"on each of {rdzv.nodes} nodes: " + recorded_command(workdir, run_dir / "run.sh", dict(recipe.env),
+                                                                      target.root) + " (torchrun: c10d rendezvous)")
+    extra = {"launcher": {"name": "torchrun", "nodes": rdzv.nodes, "rendezvous": "c10d on the first node"},
+             "nodes": node_checks.evidence_nodes(stacks)}
+    return Measured(measure.combine(recipe, [result], measured), "launch", command, log.nccl_version, tail(log_path),
+                    environment, extra)
+
+
 def _from_logs(target: Target) -> Measured:
     from runner import measure
     from runner.logs import parse_file, tail
@@ -451,6 +528,8 @@ def measure_runs(target: Target, out: TextIO) -> Measured:
             return _from_logs(target)
         if target.options.launcher == "slurm":
             return _launch_slurm(target, out)
+        if target.options.launcher == "torchrun":
+            return _launch_torchrun(target, out)
         return _launch(target, out)
     except slurm.PreflightRefused as exc:
         raise Stop(Outcome.PREFLIGHT, str(exc)) from None

@@ -89,6 +89,25 @@ def evidence_nodes(stacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in s.items() if k != HOST_KEY} for s in stacks]
 
 
+def rank0_log(run_dir: Path, fmt: str) -> tuple[Path, Any]:
+    """(path, ParsedLog) of the node log (node-*.log) with the training step lines: rank 0's, on whichever node the
+    rendezvous placed it (c10d ranks nodes by name, not by who started first)."""
+    from runner.logs import LogError, parse_file
+
+    parsed = []
+    for path in sorted(run_dir.glob("node-*.log")):
+        try:
+            parsed.append((path, parse_file(path, fmt)))
+        except LogError:
+            continue
+    with_steps = [(p, log) for p, log in parsed if log.steps]
+    if with_steps:
+        return max(with_steps, key=lambda pair: len(pair[1].steps))
+    if parsed:
+        return parsed[0]
+    raise LogError(f"{run_dir}: no node log with {fmt} training step lines")
+
+
 def _refuse(folder: Path, message: str) -> int:
     (folder / REFUSED_DIR).mkdir(parents=True, exist_ok=True)
     (folder / REFUSED_DIR / f"{hostname()}.txt").write_text(message + "\n", encoding="utf-8")

@@ -268,25 +268,6 @@ class _Watch:
         self.console.flush()
 
 
-def _rank0_log(run_dir: Path, fmt: str) -> tuple[Path, ParsedLog]:
-    """The node log with the training step lines (rank 0's, wherever the rendezvous placed it)."""
-    from runner.logs import LogError, parse_file
-
-    logs = sorted(run_dir.glob(NODE_LOG_GLOB))
-    parsed = []
-    for path in logs:
-        try:
-            parsed.append((path, parse_file(path, fmt)))
-        except LogError:
-            continue
-    with_steps = [(p, log) for p, log in parsed if log.steps]
-    if with_steps:
-        return max(with_steps, key=lambda pair: len(pair[1].steps))
-    if parsed:
-        return parsed[0]
-    raise LogError(f"{run_dir}: the job left no node log with {fmt} training step lines")
-
-
 def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | None, tokens_per_step: int,
            gpu_count: int, timeout_s: float | None, console: TextIO, poll_s: float = 1.0,
            progress: bool = True) -> Followed:
@@ -350,6 +331,6 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
     if info.state not in ("COMPLETED", "GONE"):
         code = f", exit status {info.exit_code}" if info.exit_code is not None else ""
         raise JobFailed(f"job {job} ended {info.state}{code}; nothing written; see the logs in {run_dir}")
-    log_path, parsed = _rank0_log(run_dir, fmt)
+    log_path, parsed = node_checks.rank0_log(run_dir, fmt)
     stacks = node_checks.read_stacks(run_dir / STACKS_DIR)
     return Followed(job, info, log_path, parsed, info.run_seconds, stacks)

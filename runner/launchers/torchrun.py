@@ -1,0 +1,205 @@
+"""A multi-node run through a torchrun rendezvous, without a scheduler.
+
+This node (the one `python -m runner remeasure --launcher torchrun` runs on) holds the c10d rendezvous and a report
+address, and prints the command the other nodes run: `python -m runner node RECIPE --nodes N --rdzv-endpoint
+HOST:PORT --rdzv-id ID --report HOST:PORT`. Each joining node checks its GPUs against the recipe, sends its software
+stack to this node and waits: once every node has reported, the stacks are compared (a node that differs fails the
+run, named by its hostname with the difference, before anything trains), each node is told to go, and every node
+runs the recipe's script with its torchrun joining the rendezvous (rendezvous.py). The joining nodes stream their
+output back, so this node has every node's log, and rank 0's (wherever the rendezvous placed it) is the one parsed.
+Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON, the answer is `ok` or
+`refused: <why>`, then the node's output lines follow until it closes.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import socketserver
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from runner.launchers import nodes as node_checks
+
+OK = "ok"
+REFUSED = "refused: "
+
+
+@dataclass
+class _Joined:
+    index: int
+    stack: dict[str, Any]
+    answer: threading.Event = field(default_factory=threading.Event)
+    reply: str = ""
+    closed: threading.Event = field(default_factory=threading.Event)
+
+
+class Collector:
+    """The report address on this node: the joining nodes' stacks and their output (node-<i>-<host>.log)."""
+
+    def __init__(self, run_dir: Path, console: TextIO, host: str = "") -> None:
+        self.run_dir = run_dir
+        self.console = console
+        self.joined: list[_Joined] = []
+        self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)
+        collector = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                collector._serve(self.rfile, self.wfile)
+
+        self.server = socketserver.ThreadingTCPServer((host, 0), Handler, bind_and_activate=True)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def _serve(self, rfile: Any, wfile: Any) -> None:
+        first = rfile.readline().decode("utf-8", errors="replace")
+        try:
+            stack = json.loads(first)
+        except ValueError:
+            return
+        if not isinstance(stack, dict):
+            return
+        with self.arrived:
+            joined = _Joined(len(self.joined) + 1, stack)
+            self.joined.append(joined)
+            self.arrived.notify_all()
+        try:
+            joined.answer.wait()
+            try:
+                wfile.write((joined.reply + "\n").encode())
+                wfile.flush()
+            except OSError:
+                return  # a node that refused itself has gone already
+            if joined.reply != OK:
+                return
+            host = str(stack.get(node_checks.HOST_KEY, "node"))
+            path = self.run_dir / f"node-{joined.index}-{host}.log"
+            with path.open("w", encoding="utf-8") as log:
+                for raw in rfile:
+                    line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                    log.write(line + "\n")
+                    log.flush()
+                    self.console.write(f"[{host}] {line}\n")
+        finally:
+            joined.closed.set()
+
+    def wait_for(self, count: int, timeout_s: float) -> list[_Joined]:
+        """The first `count` nodes to report; TimeoutError when fewer came."""
+        deadline = time.monotonic() + timeout_s
+        with self.arrived:
+            while len(self.joined) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{len(self.joined)} of {count} other nodes reported within {timeout_s:g} s")
+                self.arrived.wait(min(left, 0.5))  # short waits: Ctrl-C is seen
+            return list(self.joined[:count])
+
+    def answer(self, reply: str) -> None:
+        for joined in self.joined:
+            joined.reply = reply
+            joined.answer.set()
+
+    def drain(self, timeout_s: float) -> None:
+        """Waits for the joined nodes' output to end (their runs ended with this node's)."""
+        deadline = time.monotonic() + timeout_s
+        for joined in self.joined:
+            joined.closed.wait(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        self.answer(REFUSED + "the first node stopped")
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def join(report: str, stack: dict[str, Any], timeout_s: float = 60.0) -> tuple[socket.socket, str]:
+    """Connects to the first node's report address, sends this node's stack; returns the socket and the answer."""
+    host, _, port = report.rpartition(":")
+    sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
+    sock.settimeout(None)  # the answer comes when every node has reported
+    sock.sendall((json.dumps(stack) + "\n").encode())
+    answer = b""
+    while not answer.endswith(b"\n"):
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
+    return sock, answer.decode("utf-8", errors="replace").strip()
+
+
+def node_main(args: Any) -> int:
+    """`python -m runner node RECIPE ...`: this node joins a run started by `remeasure --launcher torchrun`
+    elsewhere. It writes nothing into the registry (the first node writes the figures); its exit status is its run's
+    (3 when it or the first node refused it)."""
+    import datetime as dt
+    import os
+    import subprocess
+    import sys
+
+    from generator.load import load_recipe
+    from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
+    from runner import commit
+    from runner.launch import _default_signals_in_child
+    from runner.launchers.rendezvous import WRAPPER, Rendezvous, RendezvousError, check_endpoint, check_run_id
+    from runner.preflight import Refusal, check_entry, check_env
+
+    recipe_path = Path(args.recipe)
+    try:
+        root = Path(args.root).absolute() if args.root else find_root(recipe_path)
+        rdzv = Rendezvous(check_endpoint(args.rdzv_endpoint), check_run_id(args.rdzv_id), args.nodes)
+        check_endpoint(args.report)
+    except (RootNotFound, RendezvousError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    workdir = Path(args.workdir).resolve()
+    display = display_path(recipe_path, root)
+    recipe = load_recipe(recipe_path, display, root / RECIPES_DIR).recipe
+    try:
+        stack = node_checks.check_node(recipe_path, root)
+        check_env(recipe, display)
+        check_entry(recipe, display, workdir)
+    except Refusal as exc:
+        message = str(exc) if str(exc).startswith("node ") else f"node {node_checks.hostname()}: {exc}"
+        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message})[0].close()
+        print(f"error: {message}", file=sys.stderr)
+        return node_checks.EXIT_REFUSED
+    sock, answer = join(args.report, stack)
+    if answer != OK:
+        sock.close()
+        print(f"error: {answer or 'the first node closed the connection'}", file=sys.stderr)
+        return node_checks.EXIT_REFUSED
+    run_dir = commit.runs_dir(root) / "node" / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.sh").write_text(recipe.run, encoding="utf-8")
+    (run_dir / "node.sh").write_text(WRAPPER, encoding="utf-8")
+    env = dict(os.environ) | dict(recipe.env) | rdzv.env()
+    proc = subprocess.Popen(["bash", str(run_dir / "node.sh")], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=_default_signals_in_child)
+    assert proc.stdout is not None
+    streaming = True
+    try:
+        for raw in proc.stdout:
+            sys.stdout.buffer.write(raw)
+            sys.stdout.flush()
+            if streaming:
+                try:
+                    sock.sendall(raw)
+                except OSError:
+                    streaming = False  # the first node went away; this node's run goes on to its end
+        return proc.wait()
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, 15)
+        proc.wait()
+        return 130
+    finally:
+        sock.close()
