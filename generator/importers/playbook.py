@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import figures
+from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
+from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, render, write
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
@@ -495,4 +495,57 @@ def failed_layouts(sweep: Sweep) -> list[Row]:
     return [row for row in sweep.rows if row.outcome == CRASHED]
 
 
+FAILED_OUTCOME = "crashed/oom"  # the figure's legend for its crosses, the publication's words
+FAILED_HEADER = ("# Written by `python -m generator.importers.playbook FILE` from the Ultra-Scale Playbook's sweep: the\n"
+                 "# configurations its figure draws as crashed / out of memory (schema: generator/failed.py).\n")
+
+
+def failed_entry(row: Row, document: Document) -> dict[str, Any]:
+    c, f = row.config, row.figures
+    return {
+        "gpu": {"type": GPU_TYPE, "count": c.gpus, "per_node": GPUS_PER_NODE},
+        "layout": {"dp": c.dp, "tp": c.tp, "pp": c.pp, "zero_stage": c.zero, "rows_per_microbatch": c.mbs,
+                   "gradient_accumulation": c.grad_acc, "global_batch": c.gbs, "row_tokens": SEQUENCE},
+        "outcome": FAILED_OUTCOME,
+        "stated": None if f is None else {"mfu_percent": f.mfu_percent,
+                                          "tokens_per_s_per_gpu": float(f.tokens_per_s_per_gpu),
+                                          "memory_gb": f.memory_gb},
+        "publication": {"url": document.url, "commit": document.commit, "line": row.line, "column": row.column},
+    }
+
+
+def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> dict[str, str]:
+    """failed/<model slug>.yaml (relative path) -> its text, one file per model with a catalog card."""
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for row in failed_layouts(sweep):
+        by_model.setdefault(row.model, []).append(failed_entry(row, document))
+    return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
+            render({"model": model, "layouts": entries}, FAILED_HEADER)
+            for model, entries in by_model.items() if model in catalog.model_slugs}
+
+
+def write_failed_layouts(root: Path, file: Path, document: Document) -> WriteReport:
+    """Write failed/*.yaml under root from the document at `file` (equal bytes are left untouched)."""
+    files = failed_layout_files(read_sweep(file.read_text(encoding="utf-8")), Catalog.load(root), document)
+    return write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m generator.importers.playbook FILE: the failed layouts (the recipes come from
+    `python -m generator import playbook FILE ...`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m generator.importers.playbook")
+    parser.add_argument("file", type=Path, help="benchmarks_interactive.html at commit " + COMMIT)
+    args = parser.parse_args(argv)
+    report = write_failed_layouts(Path.cwd(), args.file, Document.github(REPOSITORY, COMMIT, PATH))
+    for path in report.created + report.updated:
+        print(f"wrote {path.relative_to(Path.cwd())}")
+    print(f"{len(report.created)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged")
+    return 0
+
+
 SOURCE = Playbook()
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -28,6 +28,7 @@ from generator.problems import Problem
 from generator.registry import Registry
 from generator.site import direct, schema_doc, views
 from generator.site import evidence as evidence_view
+from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml
 
@@ -322,7 +323,8 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             heading=f"{model}", kind="model", facts=facts,
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
-            chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"))
+            chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
+            failed=failed_view.for_model(registry.root, model, group, src))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
