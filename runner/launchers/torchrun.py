@@ -105,9 +105,12 @@ class Collector:
             return list(self.joined[:count])
 
     def answer(self, reply: str) -> None:
-        for joined in self.joined:
-            joined.reply = reply
-            joined.answer.set()
+        """Tells every node that reported and has no answer yet (a given answer stands)."""
+        with self.lock:
+            for joined in self.joined:
+                if not joined.answer.is_set():
+                    joined.reply = reply
+                    joined.answer.set()
 
     def drain(self, timeout_s: float) -> None:
         """Waits for the joined nodes' output to end (their runs ended with this node's)."""
@@ -117,6 +120,7 @@ class Collector:
 
     def close(self) -> None:
         self.answer(REFUSED + "the first node stopped")
+        self.drain(5.0)  # the answers are written before the server goes
         self.server.shutdown()
         self.server.server_close()
 
