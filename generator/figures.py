@@ -337,12 +337,18 @@ def _attended_keys(seq_len: int, window: int | None) -> float:
     return (window * (window + 1) / 2 + (seq_len - window) * window) / seq_len
 
 
+# LoRA on a frozen base: of the three passes (forward, activation gradients, weight gradients) the base needs no
+# weight gradients, so a count that leaves them out is 2/3 of the full one.
+FROZEN_BASE_FRACTION = 2 / 3
+
+
 def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float,
                          mtp_layers: int | None = None, sliding_windows: bool = True,
-                         gated_experts: bool | None = None) -> float:
-    """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12."""
+                         gated_experts: bool | None = None, frozen_base: bool = False) -> float:
+    """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12 (x FROZEN_BASE_FRACTION when the
+    count leaves out a frozen base's weight gradients)."""
     flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts)
-    return flops * tokens_per_s_per_gpu / 1e12
+    return flops * tokens_per_s_per_gpu / 1e12 * (FROZEN_BASE_FRACTION if frozen_base else 1.0)
 
 
 def nanotron_model_flops_per_token(arch: Architecture, seq_len: int, vocab_matrices: int = 1) -> float:

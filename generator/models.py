@@ -323,6 +323,12 @@ class ActiveParams(_Closed):
 class FlopsConvention(_Closed):
     gated_experts: bool = Field(description="Whether each routed expert's FFN counts three matrices (gated).")
     sliding_windows: bool = Field(description="Whether sliding-window layers count only the keys in the window.")
+    frozen_base: bool = Field(
+        default=False, description="LoRA: the frozen base's weight gradients are not counted, so the count is "
+        "figures.FROZEN_BASE_FRACTION (2/3: forward and activation gradients of the three passes) of the full one; "
+        "the adapters' own FLOPs (a fraction of a percent) are not counted. NeMo AutoModel's benchmark recipe "
+        "(nemo_automodel/recipes/llm/benchmark.py) scales its count by (2 + lora/frozen parameters) / 3."
+    )
     six_n_params: int | None = Field(
         default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "
         "FLOPs per token = 6 x this many parameters (the run's n_params: embeddings, learned positional embeddings, "

@@ -1,0 +1,78 @@
+"""NeMo AutoModel's performance summary (commit 36044ad3): all 16 rows accounted for (9 recipes, 7 skips with their
+lines and reasons), every published figure recomputed (tokens/s from the step time, Model TFLOP/s from the
+architecture, MFU from the catalog peak), the LoRA convention, and the committed recipes equal to the import."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import figures
+from generator.catalog import Catalog
+from generator.importers import run_import
+from generator.importers.automodel import SOURCE, recomputed_tokens
+from generator.registry import load_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = Path(__file__).resolve().parent / "sources" / "automodel-performance-summary-36044ad3.mdx"
+COMMIT = "36044ad3d139363fb6c73c24af2e7c6b65ec52f6"
+URL = f"https://github.com/NVIDIA-NeMo/Automodel/blob/{COMMIT}/docs/performance-summary.mdx"
+SKIPS = {16: "hybrid Mamba-2", 17: "hybrid Mamba-2", 18: "hybrid Mamba-2", 23: "GPT-OSS-20B: no catalog card",
+         36: "Qwen2.5-7B: no catalog card", 38: "Qwen2.5-32B: no catalog card", 40: "Qwen2.5-32B: no catalog card"}
+# Rows whose published Model TFLOP/s no convention reproduces: recorded discrepancies.
+DISCREPANT = {"gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512"}
+
+
+def _data_lines() -> list[int]:
+    lines = DOC.read_text(encoding="utf-8").splitlines()
+    return [i + 1 for i, line in enumerate(lines) if line.startswith("| ") and not line.startswith("| Model")]
+
+
+def test_every_row_is_a_recipe_or_a_skip_with_its_line() -> None:
+    parsed = SOURCE.read(DOC)
+    assert parsed.table_rows == len(_data_lines()) == 16
+    assert sorted([r.line for r in parsed.rows] + [s.line for s in parsed.skips]) == _data_lines()
+    assert {s.line: s.reason for s in parsed.skips}.keys() == SKIPS.keys()
+    for skip in parsed.skips:
+        assert SKIPS[skip.line] in skip.reason
+
+
+def test_published_tokens_agree_with_the_step_time() -> None:
+    for row in SOURCE.read(DOC).rows:
+        assert figures.relative_difference(row.tokens, recomputed_tokens(row)) < 0.001, row.line
+
+
+def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
+    (tmp_path / "recipes").mkdir()
+    parsed, report, problems = run_import(tmp_path, DOC, URL, COMMIT, dry_run=False, source="automodel")
+    assert problems == [] and len(report.created) == 9
+    imported = {str(p.relative_to(tmp_path)): p.read_bytes() for p in (tmp_path / "recipes").rglob("*.yaml")}
+    committed = {str(p.relative_to(ROOT)): p.read_bytes() for p in (ROOT / "recipes").rglob("automodel-*.yaml")}
+    assert imported == committed
+    registry = load_registry(ROOT)
+    catalog = Catalog.load(ROOT)
+    mine = [r for r in registry.recipes if r.id.split("/")[-1].startswith("automodel-")]
+    assert len(mine) == 9
+    for loaded in mine:
+        r = loaded.recipe
+        arch = catalog.models[r.model].architecture
+        conv = r.result.published_model_tflops_convention
+        ours = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, r.result.tokens_per_s_per_gpu,
+                                            mtp_layers=r.layout.mtp_layers, frozen_base=bool(conv and conv.frozen_base))
+        diff = figures.relative_difference(r.result.published_model_tflops_per_gpu, ours)
+        if loaded.id in DISCREPANT:
+            assert r.result.published_figures_disagree and diff > figures.PUBLISHED_TFLOPS_TOLERANCE
+        else:
+            assert not r.result.published_figures_disagree and diff <= figures.PUBLISHED_TFLOPS_TOLERANCE, loaded.id
+        assert (conv is not None) == ("-lora-" in loaded.id)
+        # The registry's MFU (6 N per token, N from the card) at the BF16 peak, at its 4 decimals.
+        peak = catalog.gpus["H100"].peak_flops.bf16
+        n = catalog.models[r.model].active_params.count
+        assert r.result.mfu == pytest.approx(figures.mfu(n, r.result.tokens_per_s_per_gpu, peak), abs=5e-5)
+        assert (r.publication.url, r.publication.commit) == (URL, COMMIT)
+        line = DOC.read_text(encoding="utf-8").splitlines()[r.publication.line - 1]
+        assert re.search(rf"\| {r.gpu.count} \| {r.workload.global_batch} \|", line), loaded.id
