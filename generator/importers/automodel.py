@@ -38,7 +38,8 @@ SECTIONS = {"pre-training performance": "pretrain", "fine-tuning (lora) performa
 # The publication's model names (letters and digits, lower case, without a trailing "2-node") -> catalog model, and
 # what the run's checkpoint is where it is another release of the same architecture (the example configs' names).
 MODELS = {"deepseekv3671b": "DeepSeek-V3", "kimik2": "Kimi-K2", "qwen3moe30b": "Qwen3-30B-A3B",
-          "gptoss120b": "GPT-OSS-120B", "llama370b": "Llama-3-70B", "llama38b": "Llama-3-8B"}
+          "gptoss120b": "GPT-OSS-120B", "llama370b": "Llama-3-70B", "llama38b": "Llama-3-8B",
+          "gptoss20b": "GPT-OSS-20B", "qwen257b": "Qwen2.5-7B", "qwen2532b": "Qwen2.5-32B"}
 LORA_CHECKPOINTS = {
     "Llama-3-70B": ("Llama-3.3-70B-Instruct (examples/llm_benchmark/llama3_3/custom_llama3_3_70b_instruct_peft_"
                     "benchmark*.yaml); the same architecture and matrix shapes as Llama-3-70B, whose card counts its "
@@ -48,13 +49,7 @@ LORA_CHECKPOINTS = {
 }
 HYBRID = ("a hybrid Mamba-2 / attention / MoE model (NVIDIA Nemotron-H family): the catalog's architecture has no "
           "Mamba layer, so neither N nor the model FLOPs can be recomputed; no catalog card")
-UNSUPPORTED = {"nemotronv3super120b": HYBRID, "nemotronv3nano30b": HYBRID, "nemotronv3ultra550b": HYBRID,
-               "gptoss20b": "GPT-OSS-20B: no catalog card (its architecture card is not yet written from its "
-                            "published config)",
-               "qwen257b": "Qwen2.5-7B: no catalog card (its architecture card is not yet written from its "
-                           "published config)",
-               "qwen2532b": "Qwen2.5-32B: no catalog card (its architecture card is not yet written from its "
-                            "published config)"}
+UNSUPPORTED = {"nemotronv3super120b": HYBRID, "nemotronv3nano30b": HYBRID, "nemotronv3ultra550b": HYBRID}
 # AutoModel's DeepSeek-V3 model (nemo_automodel/components/models/deepseek_v3 at the document's commit) has no
 # multi-token-prediction module: the run trains without it.
 NO_MTP = {"DeepSeek-V3"}
@@ -226,6 +221,11 @@ def _tflops_result(row: Row, arch: Architecture, mtp: int | None) -> dict[str, A
             f"(tolerance {figures.PUBLISHED_TFLOPS_TOLERANCE * 100:g}%); the published TFLOP/s implies "
             f"{implied:.0f} tokens/s. AutoModel computes its figure with its own FLOPs formulas "
             "(nemo_automodel/components/utils/flops_utils.py), which the table does not state per row.")
+    if row.model.startswith("GPT-OSS"):
+        text += (" Its gpt_oss_flops at the document's commit counts what the registry counts (the same projections, "
+                 "windowed and full core attention, gated experts and logits: recomputed with that formula it gives "
+                 f"{ours:.1f} too); the table, last updated 2025-10-02, predates that code, and no earlier count was "
+                 "found that reproduces its figure.")
     out["published_model_tflops_note"] = text
     out["published_figures_disagree"] = True
     return out
