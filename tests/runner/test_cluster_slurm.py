@@ -46,7 +46,7 @@ def _slurm_down() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def slurm_up() -> None:
     reason = _slurm_down()
     if reason is None:
@@ -91,6 +91,7 @@ def _jobs_named(name: str) -> list[str]:
     return out.split()
 
 
+@pytest.mark.usefixtures("slurm_up")
 def test_dry_run_prints_the_batch_script_and_submits_nothing(tmp_path: Path) -> None:
     recipe = _recipe(tmp_path)
     proc = _remeasure(recipe, tmp_path, "--dry-run", "--partition", "debug", "--sbatch=--time=00:05:00")
@@ -112,6 +113,7 @@ def test_dry_run_prints_the_batch_script_and_submits_nothing(tmp_path: Path) -> 
     assert "nothing submitted" in out and not recipe.with_name("test.evidence.json").exists()
 
 
+@pytest.mark.usefixtures("slurm_up")
 def test_a_slurm_job_trains_the_engine_and_writes_the_figures(tmp_path: Path) -> None:
     recipe = _recipe(tmp_path)
     before = recipe.read_text(encoding="utf-8")
@@ -151,6 +153,7 @@ def test_a_slurm_job_trains_the_engine_and_writes_the_figures(tmp_path: Path) ->
     assert fields["Partition"] == "debug" and fields["TimeLimit"] == "00:05:00" and fields["NumNodes"] == "1"
 
 
+@pytest.mark.usefixtures("slurm_up")
 def test_a_node_with_the_wrong_gpus_fails_the_job_before_training(tmp_path: Path) -> None:
     recipe = _recipe(tmp_path)
     before = recipe.read_bytes()
@@ -162,6 +165,7 @@ def test_a_node_with_the_wrong_gpus_fails_the_job_before_training(tmp_path: Path
     assert recipe.read_bytes() == before and not recipe.with_name("test.evidence.json").exists()
 
 
+@pytest.mark.usefixtures("slurm_up")
 def test_timeout_cancels_the_job_and_writes_nothing(tmp_path: Path) -> None:
     recipe = _recipe(tmp_path, run="echo started\nsleep 120\n")
     before = recipe.read_bytes()
@@ -174,6 +178,7 @@ def test_timeout_cancels_the_job_and_writes_nothing(tmp_path: Path) -> None:
     assert not _jobs_named(slurm.job_name("tiny-llama-test/cpu/test"))
 
 
+@pytest.mark.usefixtures("slurm_up")
 def test_ctrl_c_cancels_the_job_and_writes_nothing(tmp_path: Path) -> None:
     recipe = _recipe(tmp_path, run="echo started\nsleep 120\n")
     before = recipe.read_bytes()
