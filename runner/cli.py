@@ -82,6 +82,10 @@ examples:
   python -m runner remeasure RECIPE --runs 3 --yes --json
   # only H200s here: measure into a new recipe for them
   python -m runner remeasure RECIPE --as-new my-h200-run
+  # a multi-node recipe as a Slurm job (print the batch script first with --dry-run; nothing is submitted then)
+  python -m runner remeasure RECIPE --launcher slurm --yes --partition gpu --sbatch=--time=01:00:00
+  # a multi-node torchrun rendezvous held on this node; it prints the `python -m runner node ...` the others run
+  python -m runner remeasure RECIPE --launcher torchrun --nodes 2 --yes
 
 environment: OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3" declares this machine's GPUs where neither NVML nor
 torch can see them (a container without the NVML library).
@@ -290,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("recipe", help="the recipe YAML, e.g. recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
     r.add_argument("--runs", type=int, metavar="N",
                    help="run N times; the median run's figures are written, the CV across runs reported")
-    r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
+    r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing "
+                   "(with --launcher slurm: print the batch script; submit nothing)")
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
     r.add_argument("--from-log", nargs="+", metavar="LOG",
                    help="logs of runs made elsewhere (one per run): no hardware check, no launch")

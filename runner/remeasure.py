@@ -688,6 +688,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "stack_differences": diffs,
         "warnings": warnings,
         "source": measured.source,
+        "launcher": options.launcher if measured.source == "launch" else None,
+        "nodes": target.nodes,
         "dry_run": options.dry_run,
         "wrote": False,
     }
