@@ -402,6 +402,15 @@ def six_n_utilisation(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: fl
 SIX_N_HFU_FACTOR = 4.0 / 3.0
 
 
+def torchtitan_flops_per_token(arch: Architecture, seq_len: int) -> float:
+    """torchtitan's training FLOPs per token (torchtitan/utils.py get_num_flop_per_token, as of commit 9dec370):
+    6 x the parameters without the input embedding (output layer and norm gains included) plus
+    12 x layers x heads x head dim x sequence (attention without causal halving)."""
+    params = param_count(arch, include_norms=True) - arch.vocab_size * arch.hidden_size
+    kind = arch.attention[arch.layer_pattern[0]]
+    return 6.0 * params + 12.0 * arch.layers * arch.attention_heads * kind.head_dim * seq_len
+
+
 def truncated_range(value: int) -> tuple[float, float]:
     """The values a figure printed as int(x) (truncated, x >= 0) can come from: [value, value + 1)."""
     return float(value), float(value) + 1.0

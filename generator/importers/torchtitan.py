@@ -294,7 +294,7 @@ def _label(row: Row, vpp: int) -> str:
             + (" Float8" if s.float8 else ""))
 
 
-def _notes(row: Row, document: Document, vpp: int) -> list[str]:
+def _notes(row: Row, document: Document, catalog: Catalog) -> list[str]:
     s = row.setup
     v = s.versions
     config = f"{TITAN}/{v.torchtitan}/{v.configs}/{MODELS[s.flavor][1]}"
@@ -324,6 +324,9 @@ def _notes(row: Row, document: Document, vpp: int) -> list[str]:
         notes.append(f"Pipeline: schedule {s.schedule} as the document states it, {s.pp} micro-batches of "
                      f"{s.local_batch // s.pp} rows per step (pipeline_parallel_microbatches defaults to the PP "
                      f"degree at the document's torchtitan commit); stages as generate_split_points cuts them.")
+    prose = _prose_mfu(row, catalog)
+    if prose:
+        notes.append(prose)
     if row.speedup is not None and row.vanilla_tokens is not None:
         ours = row.tokens / row.vanilla_tokens
         agrees = figures.agrees(row.speedup, ours, places=2)
@@ -331,6 +334,31 @@ def _notes(row: Row, document: Document, vpp: int) -> list[str]:
                      f" = {ours:.4f}, " + ("which agrees at its 2 decimals." if agrees else
                                            "Discrepancy: it does not agree at the published 2 decimals."))
     return notes
+
+
+# The December 2024 document's prose (its line 21) states an MFU for the 1D Llama 3.1 8B runs without Float8 on 8
+# or 128 GPUs (Tables 1 and 3): "33% to 39% MFU (with or without torch.compile, respectively)".
+PROSE_MFU = {"tables": ("t1", "t3"), "line": 21, "low": 33.0, "high": 39.0}
+TORCHTITAN_PEAK = 989e12  # torchtitan's get_peak_flops for an H100 that is neither NVL nor PCIe (SXM); footnote 2
+
+
+def _prose_mfu(row: Row, catalog: Catalog) -> str | None:
+    """The prose MFU recomputed for a row it covers, with torchtitan's own count and peak."""
+    s = row.setup
+    if s.tag not in PROSE_MFU["tables"] or s.float8 or s.versions is not V2412:
+        return None
+    arch = catalog.models[row.model].architecture
+    assert arch is not None
+    ours = figures.torchtitan_flops_per_token(arch, row.seq) * row.tokens / TORCHTITAN_PEAK * 100
+    within = PROSE_MFU["low"] - 0.5 <= ours < PROSE_MFU["high"] + 0.5
+    return (f"The document's prose (line {PROSE_MFU['line']}) states 33% to 39% MFU for the 1D 8B runs without Float8 "
+            f"(Tables 1 and 3), 'with or without torch.compile, respectively'. Recomputed with torchtitan's count "
+            f"(utils.get_num_flop_per_token at {s.versions.torchtitan[:7]}: 6 x the parameters without the embedding + "
+            f"12 x layers x heads x head dim x sequence) over its H100 SXM peak of 989 TFLOP/s, this row's "
+            f"{row.tokens:g} tokens/s give {ours:.2f}%, "
+            + ("within the stated range at its whole percents" if within else "outside the stated range: a discrepancy")
+            + ". Discrepancy in the wording: the runs with torch.compile are the faster ones (about 39%), those "
+            "without about 33%, the reverse of 'respectively'.")
 
 
 def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
@@ -341,7 +369,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     vpp, split, layout_text, microbatches, mbs = _pipeline(row, card.architecture.layers)
     gbs = s.local_batch * row.fsdp
     label = _label(row, vpp)
-    notes = _notes(row, document, vpp)
+    notes = _notes(row, document, catalog)
     notes.extend(f"The importer also reports line {row.line}: {reason}." for reason in skipped)
     gpu = catalog.gpus[s.gpu]
     recipe: dict[str, Any] = {

@@ -147,3 +147,18 @@ def test_unknown_caption_is_skipped_with_its_line() -> None:
     parsed = parse(text)
     assert parsed.rows == [] and [s.line for s in parsed.skips] == [5]
     assert "is not one the importer knows" in parsed.skips[0].reason
+
+
+def test_prose_mfu_is_recomputed_with_torchtitans_count() -> None:
+    """The 33% to 39% of the December 2024 document's line 21, by torchtitan's count over 989 TFLOP/s: by hand for
+    Llama 3.1 8B at 8192, 6 x (8,030,261,248 - 128,256 x 4,096) + 12 x 32 x 32 x 128 x 8,192 FLOPs per token."""
+    by_hand = 6 * (8_030_261_248 - 128_256 * 4_096) + 12 * 32 * 32 * 128 * 8_192
+    arch = Catalog.load(ROOT).models["Llama-3-8B"].architecture
+    assert figures.torchtitan_flops_per_token(arch, 8192) == by_hand
+    shares = {}
+    for rel in ("t1-fsdp", "t1-fsdp-torch-compile", "t3-fsdp", "t3-fsdp-torch-compile"):
+        notes = _recipe(f"llama-3-8b/h100-96gb/titan-9dec370-{rel}.yaml")["notes"]
+        shares[rel] = float(re.search(r"tokens/s give ([\d.]+)%", notes).group(1))
+        assert "within the stated range" in notes and "reverse of 'respectively'" in notes
+    assert round(min(shares.values())) == 33 and round(max(shares.values())) == 39
+    assert shares["t1-fsdp-torch-compile"] > shares["t1-fsdp"]  # the wording's "respectively" is reversed
