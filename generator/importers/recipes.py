@@ -133,7 +133,15 @@ def discrepancy_note(row: Row, arch: Architecture, ours: float, diff: float) -> 
         frozen = ours * 2 / 3
         parts.append(f"LoRA trains adapters only, so the frozen base needs no weight gradients: two thirds of the "
                      f"full count would be {frozen:.1f} ({figures.relative_difference(row.tflops, frozen) * 100:.2f}% "
-                     "from the published figure); the publication does not state the count it uses for LoRA.")
+                     "from the published figure).")
+        no_attention = figures.model_tflops_per_gpu(arch, 1, row.tokens, mtp_layers=row.mtp_layers) * 2 / 3
+        parts.append(f"Megatron-Bridge's {MB_FLOP_UTILS} at commit 067f987d counts a LoRA Llama-3-70B run on packed "
+                     "SQuAD as 2/3 of the frozen matrices' FLOPs over the packed data's average tokens plus the core "
+                     "attention over its average squared sequence length (calculate_avg_seqlen); those data "
+                     "statistics are not published, so the figure cannot be recomputed here. The published figure "
+                     f"lies {'within' if no_attention <= row.tflops <= frozen else 'outside'} the range that count "
+                     f"allows for these tokens/s: from {no_attention:.1f} (no attention) to {frozen:.1f} (every "
+                     "sequence the full length).")
     if bf16_representable(row.tokens):
         parts.append(f"The published {row.tokens:g} tokens/s has at most 8 significant bits (a BF16 value), as "
                      f"most of the {row.release} figures do; BF16 rounding moves a figure by at most 0.39%, less "
