@@ -468,6 +468,11 @@ class Publication(_Closed):
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0,
                                     le=MAX_COUNT)
+    column: int | None = Field(
+        default=None, description="Column (1-based, in characters) where the row starts on its line, for a document "
+        "that holds many rows on one line (a Plotly figure's JSON); null: the line alone locates the row.", gt=0,
+        le=MAX_COUNT,
+    )
     system: str | None = Field(default=None, description="System named by the publication (e.g. DGX-H100).")
     stated_gradient_accumulation: int | None = Field(
         default=None, description="Gradient accumulation, in micro-batches, as the publication's row states it where "

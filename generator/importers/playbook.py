@@ -390,7 +390,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                                 "the publication)") if uneven else None,
         },
         "result": result,
-        "publication": {"url": document.url, "commit": document.commit, "line": row.line,
+        "publication": {"url": document.url, "commit": document.commit, "line": row.line, "column": row.column,
                         "system": f"{c.nodes} x 8 H100 (Hugging Face science cluster)",
                         **({"stated_gradient_accumulation": stated_ga} if stated_ga is not None else {}),
                         "superseded": superseded},

@@ -149,3 +149,16 @@ def test_a_figure_that_is_not_the_sweep_is_refused() -> None:
     broken = text().replace(first, first.replace("GradAcc: 16", "GradAcc: x"))
     with pytest.raises(pb.DocumentError, match=r"line 2, column \d+: GradAcc 'x' is not a whole number"):
         pb.read_sweep(broken)
+
+
+def test_each_recipe_names_the_column_where_its_row_starts() -> None:
+    """publication.line and .column locate the row's hover text in the document (line 2 holds all of them)."""
+    cat = catalog()
+    line2 = text().splitlines()[1]
+    for row in random.Random(7).sample(pb.SOURCE.parse(text()).rows, 40):
+        recipe = pb.SOURCE.build(row, cat, Document.github(pb.REPOSITORY, pb.COMMIT, pb.PATH), [], [])
+        pub = recipe["publication"]
+        assert (pub["line"], pub["column"]) == (2, row.column)
+        hover = line2[pub["column"] - 1:].split('",', 1)[0]
+        c = row.config
+        assert f"DP: {c.dp}\\u003cbr\\u003ePP: {c.pp}\\u003cbr\\u003eTP: {c.tp}" in hover
