@@ -112,6 +112,10 @@ stop() {
   tac "$STARTED" | while read -r pidfile; do
     if alive "$pidfile"; then
       as_root kill "$(cat "$pidfile")" || true
+      for _ in $(seq 1 30); do  # slurmctld saves its state before it exits
+        alive "$pidfile" || break
+        sleep 0.5
+      done
     fi
   done
   as_root rm -f "$STARTED"

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -187,11 +188,17 @@ def test_ctrl_c_cancels_the_job_and_writes_nothing(tmp_path: Path) -> None:
          str(tmp_path), "--workdir", str(ROOT), "--poll", "0.5"],
         cwd=ROOT, env=_env() | H200, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
+    watchdog = threading.Timer(180, proc.kill)  # a job that never starts fails the test instead of hanging it
+    watchdog.start()
     seen = []
-    for line in proc.stdout:  # wait until the job runs (its first output line arrives)
-        seen.append(line)
-        if line.strip() == "started":
-            break
+    try:
+        for line in proc.stdout:  # wait until the job runs (its first output line arrives)
+            seen.append(line)
+            if line.strip() == "started":
+                break
+    finally:
+        watchdog.cancel()
+    assert seen and seen[-1].strip() == "started", "".join(seen)[-3000:]
     job = next(line.split()[1].rstrip(":") for line in seen if line.startswith("job "))
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
