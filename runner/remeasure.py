@@ -415,7 +415,7 @@ def _launch_slurm(target: Target, out: TextIO) -> Measured:
     rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
     environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
     command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 {shlex.join(sbatch)} {slurm.JOB_SCRIPT}; on each "
-               f"node: " + recorded_command(workdir, base / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
+               f"node: " + recorded_command(workdir, first / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
     extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
                           "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
              "nodes": node_checks.evidence_nodes(stacks)}

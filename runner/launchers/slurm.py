@@ -245,7 +245,7 @@ class Followed:
 class _Watch:
     run_dir: Path
     fmt: str
-    console: TextIO
+    say: Callable[[str], None]  # one line to the console (through the progress bar's console while it is drawn)
     nodes: int
     tails: dict[Path, _Tail] = field(default_factory=dict)
 
@@ -261,11 +261,10 @@ class _Watch:
             for line in tail.lines():
                 tail.number += 1
                 prefix = f"[{path.stem}] " if self.nodes > 1 or not path.name.startswith("node-") else ""
-                self.console.write(prefix + line + "\n")
+                self.say(prefix + line)
                 if tail.steps is not None:
                     for step in tail.steps.feed(line, tail.number):
                         on_step(step)
-        self.console.flush()
 
 
 def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | None, tokens_per_step: int,
@@ -275,8 +274,16 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
     from runner.launch import _progress_bar
 
     started = time.monotonic()
-    watch = _Watch(run_dir, fmt, console, nodes)
-    bar, _live = _progress_bar(console, progress)
+    bar, live = _progress_bar(console, progress)
+
+    def say(line: str) -> None:
+        if live:
+            bar.console.print(line)
+        else:
+            console.write(line + "\n")
+            console.flush()
+
+    watch = _Watch(run_dir, fmt, say, nodes)
     previous_term = signal.getsignal(signal.SIGTERM)
     main = threading.current_thread() is threading.main_thread()
 
@@ -300,7 +307,7 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
                 shown = f"{info.state} ({info.reason})" if info.reason and info.reason != "None" else info.state
                 if shown != state:
                     where = f" on {info.node_list}" if info.state == "RUNNING" and info.node_list else ""
-                    console.write(f"job {job}: {shown}{where}\n")
+                    say(f"job {job}: {shown}{where}")
                     state = shown
                 watch.poll(on_step)
                 if info.done:
