@@ -339,13 +339,28 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if res.published_model_tflops_per_gpu is not None:
         rows.append(("Published model TFLOP/s per GPU", fmt.stated(res.published_model_tflops_per_gpu)))
         if res.published_figures_disagree:
-            rows.append(("Discrepancy", "the publication's Model TFLOP/s and tokens/s disagree beyond 0.5% "
-                         "(no convention found reproduces them); see the note below"))
+            rows.append(("Discrepancy", _discrepancy(loaded, catalog)))
         if res.published_model_tflops_note:
             rows.append(("Published model TFLOP/s note", res.published_model_tflops_note))
     if res.active_params.source:
         rows.append(("N source", res.active_params.source))
     return rows
+
+
+def _discrepancy(loaded: LoadedRecipe, catalog: Catalog) -> str:
+    """The recorded disagreement of a publication's own figures, recomputed: what its tokens/s give."""
+    r = loaded.recipe
+    res = r.result
+    card = catalog.models.get(r.model)
+    text = "the publication's Model TFLOP/s and tokens/s disagree beyond 0.5% (no convention found reproduces them)"
+    if card is None or card.architecture is None or res.published_model_tflops_per_gpu is None:
+        return text
+    ours = figures.model_tflops_per_gpu(card.architecture, r.workload.row_tokens, res.tokens_per_s_per_gpu,
+                                        mtp_layers=r.layout.mtp_layers)
+    off = figures.relative_difference(res.published_model_tflops_per_gpu, ours)
+    return (f"{text}: published {fmt.stated(res.published_model_tflops_per_gpu)}, its "
+            f"{fmt.stated(res.tokens_per_s_per_gpu)} tokens/s give {ours:.1f} by the registry's count "
+            f"({off * 100:.2f}% apart); the note says what was tried")
 
 
 def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:

@@ -34,6 +34,11 @@ EXPECTED_SKIPS = {
 }
 
 
+@pytest.fixture(scope="module")
+def registry():  # noqa: ANN201 - one load of the committed registry for this module's tests
+    return load_registry(ROOT)
+
+
 def _table_lines(path: Path) -> list[tuple[int, str]]:
     """(line, release) of every body row of every table under a release heading, scanned without the importer."""
     out = []
@@ -70,10 +75,10 @@ def test_every_row_is_parsed_or_skipped_with_its_line(path: Path, table_rows: in
 
 
 @pytest.mark.parametrize("path", [SUMMARY, ARCHIVE])
-def test_every_parsed_row_is_a_committed_recipe_citing_its_line(path: Path) -> None:
+def test_every_parsed_row_is_a_committed_recipe_citing_its_line(path: Path, registry) -> None:  # noqa: ANN001
     url = URL + path.name.replace("mb-", "").replace("-067f987d", "")
     cited: dict[tuple[int, float], str] = {}
-    for loaded in load_registry(ROOT).recipes:
+    for loaded in registry.recipes:
         pub = loaded.recipe.publication
         if pub is not None and pub.url == url:
             assert pub.commit == COMMIT
@@ -83,8 +88,8 @@ def test_every_parsed_row_is_a_committed_recipe_citing_its_line(path: Path) -> N
     assert set(cited) == expected
 
 
-def test_footnotes_sections_and_repeated_keys_reach_the_recipes() -> None:
-    by_id = {r.id: r.recipe for r in load_registry(ROOT).recipes}
+def test_footnotes_sections_and_repeated_keys_reach_the_recipes(registry) -> None:  # noqa: ANN001
+    by_id = {r.id: r.recipe for r in registry.recipes}
     gpt = by_id["gpt-oss-120b/gb300/mb-26.06.01-dgx-gb300-64gpu-fp8-mx"]
     assert (gpt.result.published_model_tflops_per_gpu, gpt.publication.line) == (661, 57)
     assert "[^gpt-oss-note]: Performance regression in GPT-OSS 120B pre-training is a [known issue]" in gpt.notes
@@ -136,3 +141,12 @@ def test_check_requires_the_note_of_a_discrepancy(tmp_path: Path) -> None:
     assert note is not None
     problems = _flag_problems(tmp_path, recipe, f"{note.group(0)} -> ")
     assert len(problems) == 1 and "needs result.published_model_tflops_note" in problems[0]
+
+
+def test_the_recipe_page_shows_a_recorded_discrepancy_recomputed(registry) -> None:  # noqa: ANN001
+    from generator.site import views
+
+    loaded = next(x for x in registry.recipes if x.id == "llama-3-70b/h100/mb-26.06-dgx-h100-8gpu-fp8-cs-lora")
+    rows = dict(views.result_rows(loaded, registry.catalog))
+    assert "published 735, its 2,643 tokens/s give 1144.7 by the registry's count (55.75% apart)" in rows["Discrepancy"]
+    assert rows["Published model TFLOP/s note"].startswith("A discrepancy in the publication, not explained")

@@ -298,9 +298,13 @@ def test_imported_recipes_pass_check_and_the_summary_error_is_a_recorded_discrep
     assert check_registry(load_registry(tmp_root)) == []
 
 
-def test_registry_recipes_flops_recompute() -> None:
+@pytest.fixture(scope="module")
+def registry():  # noqa: ANN201 - one load of the committed registry (thousands of recipes) for this module
+    return load_registry(ROOT)
+
+
+def test_registry_recipes_flops_recompute(registry) -> None:  # noqa: ANN001
     """Every imported recipe in the registry: within 0.5% of its published TFLOP/s, or its note explains it."""
-    registry = load_registry(ROOT)
     imported = [r for r in registry.recipes if r.id.split("/")[-1].startswith("mb-")]
     assert len(imported) == 91 + 8 + 137
     noted = 0
@@ -384,12 +388,11 @@ def _figures(cell: str) -> list[float]:
 @pytest.mark.parametrize("path, url, skip_lines", [(SUMMARY, SUMMARY_URL, [175, 196]),
                                                    (ARCHIVE, ARCHIVE_URL, [177, 198])])
 def test_every_table_row_of_both_documents_is_a_registry_recipe_or_a_skip(path: Path, url: str,
-                                                                          skip_lines: list[int]) -> None:
+                                                                          skip_lines: list[int], registry) -> None:  # noqa: ANN001
     """Each of the 78 table rows of each document is accounted for in the committed registry: every configuration
     of the row (two where its figures carry a parenthesised alternative) is a recipe that cites the document and
     line, as its publication or as a superseded earlier publication, with the row's figures; a configuration that
     is not is a skip the importer reports at that line."""
-    registry = load_registry(ROOT)
     cites: dict[int, list[tuple[float, float | None]]] = {}
     for loaded in registry.recipes:
         pub = loaded.recipe.publication
@@ -422,8 +425,8 @@ def test_every_table_row_of_both_documents_is_a_registry_recipe_or_a_skip(path: 
     assert cites == {}, "recipes cite lines that are no table row"
 
 
-def test_superseded_figures_are_kept_and_the_summary_error_noted() -> None:
-    by_id = {r.id: r.recipe for r in load_registry(ROOT).recipes}
+def test_superseded_figures_are_kept_and_the_summary_error_noted(registry) -> None:  # noqa: ANN001
+    by_id = {r.id: r.recipe for r in registry.recipes}
     qwen = by_id["qwen3-30b-a3b/h100/mb-26.02-dgx-h100-16gpu-fp8-cs"]
     assert (qwen.result.tokens_per_s_per_gpu, qwen.publication.line, qwen.publication.url) == (
         5113, 530, LATEST_ARCHIVE_URL)
@@ -437,8 +440,8 @@ def test_superseded_figures_are_kept_and_the_summary_error_noted() -> None:
     assert "stated 3887 tokens/s and 1746 TFLOP/s per GPU; this recipe carries the later figures." in llama.notes
 
 
-def test_a_skipped_second_configuration_is_stated_on_the_rows_recipe() -> None:
-    by_id = {r.id: r.recipe for r in load_registry(ROOT).recipes}
+def test_a_skipped_second_configuration_is_stated_on_the_rows_recipe(registry) -> None:  # noqa: ANN001
+    by_id = {r.id: r.recipe for r in registry.recipes}
     ds = by_id["deepseek-v3/gb200/mb-25.09-dgx-gb200-256gpu-fp8-cs-tokendrop"]
     assert (ds.publication.line, ds.layout.pp, ds.result.tokens_per_s_per_gpu) == (610, 4, 3454)
     assert ("not imported; the importer reports it as skipped at line 610: EP 64 does not divide TP x CP x DP = "
