@@ -74,3 +74,19 @@ def test_model_page_section_puts_failures_next_to_the_fastest_that_worked() -> N
     assert by_gpus["32 H100"]["worked"] == len(at_32)
     assert by_gpus["32 H100"]["best"]["label"] == fastest.recipe.layout.label
     assert sum(row["failed"] for row in section["rows"]) == 687
+
+
+def test_the_section_template_lists_every_failed_layout() -> None:
+    """templates/failed_layouts.md.j2 (included by group.md.j2) renders one <li> per failed layout and one row per
+    GPU count; a page without failed layouts renders nothing."""
+    from generator.site import render
+
+    data, _ = failed.load_all(ROOT)
+    group = [x for x in _group("playbook-llama-80b") if x.recipe is not None]
+    section = failed_view.section(data["Playbook-Llama-80B"], group, "models/playbook-llama-80b.md")
+    template = render.environment().get_template("failed_layouts.md.j2")
+    html = template.render(failed=section)
+    assert html.count("<li>") == 687
+    assert html.count("<tr><td>") == len(section["rows"]) == 7
+    assert html.count("none worked") == 2
+    assert template.render(failed=None).strip() == ""
