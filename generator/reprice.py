@@ -3,17 +3,17 @@
 A recipe's $/1M tokens is a claim recomputed from its instance's price (figures.usd_per_million_tokens), so a price
 that is added or changed must reach every recipe it prices. For each recipe this tool:
 
-- keeps the instance the recipe names; a Megatron-Bridge recipe (an `mb-*` file) that names none gains the catalog
-  instance of its GPU type and node size, the instance its importer (generator/importers/recipes.py) would choose,
-  so the committed recipes stay exactly what a re-import writes;
+- keeps the instance the recipe names; a Megatron-Bridge or torchtitan recipe (an `mb-*` or `titan-*` file) that
+  names none gains the catalog instance of its GPU type and node size (catalog_instance, the choice its importer
+  makes), so the committed recipes stay exactly what a re-import writes;
 - recomputes $/1M through figures.derive and rewrites only the two scalars (gpu.instance, result.usd_per_million_
   tokens) in place, every other byte kept. A stated figure that still agrees at its written precision is left as
   written (the reference recipe stays byte-identical); a new or changed one is written the importers' way: at
   least 4 decimals and at least the precision figures.PRECISIONS requires.
 
 Recipes of other sources are not given an instance here: llm-foundry's importer writes a note naming the instance
-alongside it and torchtitan's states none on purpose (re-run those importers instead). Without --write it only
-reports what would change.
+alongside it (re-run that importer instead), and hand-written or measured recipes name theirs themselves. Without
+--write it only reports what would change.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from generator.load import LoadedRecipe
 from generator.registry import atomic_write, find_root, load_registry
 
 # File-name prefixes of the importers whose recipes differ, priced or not, only in these two scalars.
-CATALOG_PRICED_PREFIXES = ("mb-",)
+CATALOG_PRICED_PREFIXES = ("mb-", "titan-")
 # generator/importers/base.derive_figures writes $/1M to at least this many decimals.
 IMPORTED_USD_PLACES = 4
 _SCALAR = re.compile(r"[^\s#]+(?: [^\s#]+)*")

@@ -14,7 +14,7 @@ from generator import figures
 from generator.catalog import Catalog
 from generator.check import check_registry
 from generator.registry import load_registry
-from generator.reprice import catalog_instance, reprice
+from generator.reprice import CATALOG_PRICED_PREFIXES, catalog_instance, reprice
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -39,11 +39,14 @@ def test_every_instance_names_its_source_url_and_a_date() -> None:
         assert inst.provider and inst.gpu_type in catalog.gpus, name
 
 
-def test_each_gpu_type_and_node_size_has_at_most_one_offer() -> None:
-    """Recipes name one instance; importers pick by (GPU type, GPUs per node). Two offers of one pair would make
-    that pick a silent choice by name, so a second offer needs a decision, not an append."""
-    pairs = [(inst.gpu_type, inst.gpu_count) for inst in Catalog.load(ROOT).instances.values()]
-    assert len(pairs) == len(set(pairs))
+def test_importer_priced_recipes_have_one_offer_to_choose_from(registry) -> None:
+    """Importers (and generator.reprice) pick an instance by (GPU type, GPUs per node). Two offers of a pair their
+    recipes use would make that pick a silent choice by name, so such a second offer needs a decision first."""
+    pairs = [(inst.gpu_type, inst.gpu_count) for inst in registry.catalog.instances.values()]
+    used = {(r.recipe.gpu.type, r.recipe.gpu.per_node) for r in registry.recipes
+            if r.path.name.startswith(CATALOG_PRICED_PREFIXES)}
+    for pair in used:
+        assert pairs.count(pair) <= 1, pair
 
 
 def test_every_priced_recipe_recomputes_at_its_written_precision(registry) -> None:
