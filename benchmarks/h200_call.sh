@@ -11,6 +11,10 @@
 #   bash benchmarks/h200_call.sh repeat3b         engine_vs_hf on the 3B shape three times (the ratio's spread)
 #   bash benchmarks/h200_call.sh noise            the 1B recipe's slow steps: engine runs with clocks/power per step
 #   bash benchmarks/h200_call.sh remeasure1b      the control (no sampler) for noise, then remeasure of the 1B SDPA recipe
+#   bash benchmarks/h200_call.sh conv1            convergence arms (markov stream, 100 steps, 20 warm-up): the 3B
+#                                                 recipe, the 1B reference arm and the 1B SDPA recipe
+#   bash benchmarks/h200_call.sh conv2            the 3B reference arm
+#   bash benchmarks/h200_call.sh conv3            the 1B unfused recipe as a candidate arm (2.4 s a step)
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
 # The wheels (carry .whl; the image has torch, triton, transformers, numpy, yaml, jinja2, rich, nvidia-ml-py):
@@ -49,7 +53,29 @@ step() {  # step NAME TIMEOUT COMMAND...: a benchmark script, its output kept
 R1=recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml
 RU=recipes/llama-3.2-1b/h200/engine-unfused-4k.yaml
 R3=recipes/llama-3.2-3b/h200/engine-sdpa-8k.yaml
+# Convergence arms (issue 19 item 2): the same initial weights (seed 1234; the summary prints their norm) and the
+# same rows of runner/engine/streams.py's markov stream; the candidate arm is the recipe's own run, the reference
+# arm megatron-core's plain path with every engine speed-up off (SDPA core attention kept: unfused attention does not
+# fit the 3B at 8k without recompute, and the attention component test compares the two).
+CONV="--steps 100 --data markov --warmup-steps 20"
+PLAIN="--no-compile --no-compiled-rope --no-triton-swiglu --cross-entropy megatron --no-wgrad-fusion --no-fused-adam
+  --no-distributed-optimizer"
+compare() {  # compare CANDIDATE REFERENCE: runner convergence of two logs under $W
+  echo "convergence $1 vs $2: $(python3 -m runner convergence "$W/$1.log" "$W/$2.log" 2>&1 | tail -1)"
+}
 case "${1:-sweep}" in
+conv1)
+  engine conv-3b-candidate 400 $R3 $CONV
+  engine conv-1b-reference 150 $R1 $CONV --attention sdpa $PLAIN
+  engine conv-1b-sdpa 130 $R1 $CONV
+  compare conv-1b-sdpa conv-1b-reference
+  ;;
+conv2)  # the 3B reference arm alone (the device time left after conv1 holds no more)
+  engine conv-3b-reference 420 $R3 $CONV $PLAIN
+  ;;
+conv3)
+  engine conv-1b-unfused 400 $RU $CONV
+  ;;
 profile)  # where a 3B step's GPU time goes, with and without the wgrad fusion
   TAILN=40 step profile-3b-nowgrad 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-nowgrad.json" \
     -- --no-wgrad-fusion

@@ -40,8 +40,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-wgrad-fusion", action="store_true",
                    help="weight gradients written in bf16 and added to the fp32 buffer in a second pass")
     p.add_argument("--cpu", action="store_true", help="run on CPU with gloo in fp32 (tests)")
-    p.add_argument("--data", choices=["pattern", "random"], default="pattern", help="synthetic token kind")
+    p.add_argument("--data", choices=["pattern", "random", "markov"], default="pattern",
+                   help="synthetic token kind (markov: the learnable stream of runner/engine/streams.py, for "
+                   "convergence checks)")
     p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--warmup-steps", type=int, default=0, help="linear learning-rate warm-up over N steps (default 0)")
     p.set_defaults(func=main)
     return p
 
@@ -91,6 +94,7 @@ def plan_and_options(args: argparse.Namespace):
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
         triton_swiglu=not args.no_triton_swiglu, distributed_optimizer=not args.no_distributed_optimizer,
         cross_entropy=args.cross_entropy, wgrad_fusion=not args.no_wgrad_fusion, lr=args.lr, cpu=args.cpu, data=args.data,
+        warmup_steps=args.warmup_steps,
     )
     return plan, opts
 

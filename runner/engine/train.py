@@ -19,6 +19,7 @@ from typing import TextIO
 
 from runner.engine import SUMMARY_PREFIX
 from runner.engine.plan import EnginePlan
+from runner.engine.streams import MarkovStream, warmup_lr
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class EngineOptions:
     triton_swiglu: bool = True  # SwiGLU's backward as one Triton kernel (runner/engine/swiglu.py), with `compile`
     lr: float = 3e-4
     cpu: bool = False  # gloo on CPU in fp32 (tests); otherwise NCCL on CUDA
-    data: str = "pattern"  # pattern: a learnable bijective bigram; random: uniform tokens
+    data: str = "pattern"  # pattern: a bijective bigram; random: uniform tokens; markov: runner/engine/streams.py
+    warmup_steps: int = 0  # linear learning-rate warm-up (runner.engine.streams.warmup_lr); 0: constant lr
 
 
 def _free_port() -> int:
@@ -116,8 +118,10 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
 
         return output, loss_func
 
+    init_norm = _weight_norm(model)
     records: list[dict] = []
     for step in range(plan.steps):
+        _set_lr(optimizer, warmup_lr(opts.lr, step, opts.warmup_steps))
         if use_cuda:
             torch.cuda.synchronize()
         dist.barrier()
@@ -160,7 +164,8 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
             "layout": {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "sequence_parallel": plan.sequence_parallel,
                        "rows_per_microbatch": plan.rows_per_microbatch, "num_microbatches": plan.num_microbatches,
                        "recompute": plan.recompute_granularity},
-            "options": opts.__dict__, "gradient_accumulation_fusion": config.gradient_accumulation_fusion,
+            "options": opts.__dict__, "init_weight_norm": init_norm,
+            "gradient_accumulation_fusion": config.gradient_accumulation_fusion,
             "versions": _versions(), "notes": list(plan.notes),
             "peak_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 3) if use_cuda else None,
             "gpu_name": torch.cuda.get_device_name() if use_cuda else None,
@@ -259,6 +264,29 @@ def _wgrad_fusion_ready() -> bool:
     return True
 
 
+def _torch_optimizers(optimizer) -> list:
+    """The torch optimizers inside megatron's (chained or not) optimizer."""
+    inner = getattr(optimizer, "chained_optimizers", [optimizer])
+    return [opt.optimizer for opt in inner if getattr(opt, "optimizer", None) is not None]
+
+
+def _set_lr(optimizer, lr: float) -> None:
+    # megatron's OptimizerParamScheduler does the same: the torch optimizer reads each group's lr at step().
+    for torch_opt in _torch_optimizers(optimizer):
+        for group in torch_opt.param_groups:
+            group["lr"] = lr
+
+
+def _weight_norm(model) -> float:
+    """The L2 norm of this rank's initial weights in float64: two arms that print the same one start alike."""
+    import torch
+
+    total = torch.zeros((), dtype=torch.float64)
+    for p in model.parameters():
+        total += p.detach().double().square().sum().cpu()
+    return float(total.sqrt())
+
+
 def _use_fused_adamw(optimizer) -> None:
     """Switches megatron's torch AdamW fallback (no TE/apex) to torch's fused CUDA kernel."""
     inner = getattr(optimizer, "chained_optimizers", [optimizer])
@@ -276,7 +304,8 @@ class _Batches:
 
     pattern: row r is perm[(start_r + i) mod V] for a seeded permutation perm and seeded start_r, so each
     token determines the next (a bijective bigram): a model that learns the permutation drives the loss down.
-    random: uniform tokens in [1, V). Rows differ per step, micro-batch and data-parallel rank.
+    random: uniform tokens in [1, V). markov: runner/engine/streams.MarkovStream's row r (the same rows in every
+    framework that uses that module). Rows differ per step, micro-batch and data-parallel rank.
     """
 
     def __init__(self, plan: EnginePlan, opts: EngineOptions, device, dp_rank: int) -> None:
@@ -292,6 +321,7 @@ class _Batches:
         self.seeds = torch.randint(1, 2**31 - 1, (rows,), generator=gen).tolist()
         self.offsets = torch.arange(plan.row_tokens + 1, device=device)
         self.positions = torch.arange(plan.row_tokens, device=device).unsqueeze(0).expand(plan.rows_per_microbatch, -1)
+        self.markov = MarkovStream(plan.seed, v, plan.row_tokens) if self.mode == "markov" else None
 
     def _rows(self, first: int, count: int):
         import torch
@@ -300,6 +330,8 @@ class _Batches:
             parts = [torch.randint(1, self.plan.arch.vocab_size, (self.plan.row_tokens + 1,),
                                    generator=torch.Generator().manual_seed(self.seeds[first + j])) for j in range(count)]
             return torch.stack(parts).to(self.device)
+        if self.markov is not None:
+            return self.markov.rows(first, count).to(self.device)
         starts = self.starts[first:first + count]
         return self.perm[(starts[:, None] + self.offsets[None, :]) % self.perm.numel()]
 

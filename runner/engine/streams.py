@@ -1,0 +1,77 @@
+"""Seeded synthetic token streams that depend on torch alone, so that every framework trains on the same rows.
+
+Row r of a stream is a function of (kind, seed, vocabulary size, row length, r) only: a framework that asks for
+rows 16..23 gets the same tokens as another that asked for them one at a time, on any device.
+
+``markov``: a learnable stream whose loss has a known floor. A hidden state walks a cycle of K = MARKOV_STATES
+states (4,096; half the vocabulary of a tiny test model) by one of B = MARKOV_BRANCHES fixed offsets drawn uniformly
+at each position, and each state is written as its own token (a seeded subset of the vocabulary). Knowing the
+current token fixes the state, so the next token is one of B equally likely successors: the best possible loss is
+ln B, the unigram loss ln K, and a model that has learned nothing of the vocabulary starts near (or above) ln V.
+Unlike the engine's ``pattern`` stream (a bijective bigram over the whole vocabulary, learned too slowly for a
+100-step check), a model's loss falls from ~12 through ln K within tens of steps and then towards ln B.
+"""
+
+from __future__ import annotations
+
+import math
+
+MARKOV_STATES = 4096  # K: tokens the stream uses (a seeded subset of the vocabulary)
+MARKOV_BRANCHES = 8  # B: equally likely successors of each token; the loss floor is ln B
+_ROW_SEED_STRIDE = 1_000_003  # a prime: row seeds of neighbouring stream seeds do not collide for < 1e6 rows
+
+
+def markov_floor() -> float:
+    """The cross-entropy floor of the markov stream (nats): ln B."""
+    return math.log(MARKOV_BRANCHES)
+
+
+def markov_states(vocab_size: int) -> int:
+    """K for a vocabulary: MARKOV_STATES, or half the usable vocabulary of a tiny test model."""
+    return min(MARKOV_STATES, (vocab_size - 1) // 2)
+
+
+def markov_unigram_loss(vocab_size: int) -> float:
+    """The loss of a model that knows which K tokens occur but nothing of their order (nats): ln K."""
+    return math.log(markov_states(vocab_size))
+
+
+class MarkovStream:
+    """Rows of ``row_tokens + 1`` tokens (inputs and shifted labels) of the markov stream."""
+
+    def __init__(self, seed: int, vocab_size: int, row_tokens: int) -> None:
+        import torch
+
+        self.states = markov_states(vocab_size)
+        if self.states <= MARKOV_BRANCHES:
+            raise ValueError(f"the markov stream needs a vocabulary of at least {2 * MARKOV_BRANCHES + 3} tokens, "
+                             f"not {vocab_size}")
+        self.seed, self.row_tokens = seed, row_tokens
+        gen = torch.Generator().manual_seed(seed)
+        # Token 0 never appears (as in the engine's other streams): states map into [1, V).
+        self.tokens = (torch.randperm(vocab_size - 1, generator=gen) + 1)[:self.states]
+        # Distinct offsets in [1, K): the B successors of a state are distinct, so the floor is exactly ln B.
+        self.offsets = torch.randperm(self.states - 1, generator=gen)[:MARKOV_BRANCHES] + 1
+
+    def row(self, index: int):
+        """Row `index` as a CPU int64 tensor of row_tokens + 1 tokens."""
+        import torch
+
+        gen = torch.Generator().manual_seed(self.seed * _ROW_SEED_STRIDE + index)
+        start = torch.randint(0, self.states, (1,), generator=gen)
+        choices = torch.randint(0, MARKOV_BRANCHES, (self.row_tokens,), generator=gen)
+        states = torch.cat([start, start + torch.cumsum(self.offsets[choices], 0)]) % self.states
+        return self.tokens[states]
+
+    def rows(self, first: int, count: int):
+        """Rows first .. first + count - 1 stacked, shape (count, row_tokens + 1), on the CPU."""
+        import torch
+
+        return torch.stack([self.row(first + j) for j in range(count)])
+
+
+def warmup_lr(lr: float, step: int, warmup_steps: int) -> float:
+    """Linear warm-up to `lr` over `warmup_steps` steps (step 0 trains at lr / warmup_steps), then constant."""
+    if warmup_steps <= 0:
+        return lr
+    return lr * min(1.0, (step + 1) / warmup_steps)
