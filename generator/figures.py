@@ -288,7 +288,8 @@ def _mla_params(arch: Architecture) -> int:
 
 
 def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None,
-                          sliding_windows: bool = True, gated_experts: bool | None = None) -> float:
+                          sliding_windows: bool = True, gated_experts: bool | None = None,
+                          head_dim: int | None = None) -> float:
     """Training FLOPs per token as Megatron counts them (megatron/training/training.py,
     num_floating_point_operations): 3 passes (forward, and backward at twice the forward) x 2 FLOPs per
     multiply-add over every matrix product: QKV and output projections (GQA: kv_heads), causal core
@@ -299,7 +300,8 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
     mtp_layers overrides the model's (0: trained without MTP). A sliding-window layer's core attention
     counts each query against min(position, window) keys (sliding_windows=False counts it as global, as
     Megatron's formula does when it ignores the window). gated_experts=False counts the experts' FFN as two
-    matrices (null: as the model's gated_ffn says)."""
+    matrices (null: as the model's gated_ffn says). head_dim replaces every (non-MLA) attention kind's head
+    dimension in the projections and the core attention (a count that takes it as hidden size / heads)."""
     h = arch.hidden_size
     mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
     gate = 3 if arch.gated_ffn else 2
@@ -315,8 +317,9 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
             macs += _mla_params(arch)
             macs += keys * arch.attention_heads * (mla.qk_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)
         else:
-            q = arch.attention_heads * kind.head_dim
-            kv = kind.kv_heads * kind.head_dim
+            dim = kind.head_dim if head_dim is None else head_dim
+            q = arch.attention_heads * dim
+            kv = kind.kv_heads * dim
             macs += h * q + h * kv * (1 if kind.shared_kv else 2) + q * h
             macs += 2 * q * keys  # QK^T and attention x V
         if moe is None or index < moe.dense_layers:
@@ -344,10 +347,11 @@ FROZEN_BASE_FRACTION = 2 / 3
 
 def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float,
                          mtp_layers: int | None = None, sliding_windows: bool = True,
-                         gated_experts: bool | None = None, frozen_base: bool = False) -> float:
+                         gated_experts: bool | None = None, frozen_base: bool = False,
+                         head_dim: int | None = None) -> float:
     """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12 (x FROZEN_BASE_FRACTION when the
     count leaves out a frozen base's weight gradients)."""
-    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts)
+    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts, head_dim)
     return flops * tokens_per_s_per_gpu / 1e12 * (FROZEN_BASE_FRACTION if frozen_base else 1.0)
 
 

@@ -329,6 +329,11 @@ class FlopsConvention(_Closed):
         "the adapters' own FLOPs (a fraction of a percent) are not counted. NeMo AutoModel's benchmark recipe "
         "(nemo_automodel/recipes/llm/benchmark.py) scales its count by (2 + lora/frozen parameters) / 3."
     )
+    attention_head_dim: int | None = Field(
+        default=None, description="The head dimension the count uses for every attention kind's projections and "
+        "core attention in place of the architecture's (e.g. hidden size / heads where a count ignores the "
+        "config's head_dim); null: the architecture's.", gt=0, le=MAX_LAYERS
+    )
     six_n_params: int | None = Field(
         default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "
         "FLOPs per token = 6 x this many parameters (the run's n_params: embeddings, learned positional embeddings, "

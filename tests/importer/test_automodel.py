@@ -21,9 +21,10 @@ DOC = Path(__file__).resolve().parent / "sources" / "automodel-performance-summa
 COMMIT = "36044ad3d139363fb6c73c24af2e7c6b65ec52f6"
 URL = f"https://github.com/NVIDIA-NeMo/Automodel/blob/{COMMIT}/docs/performance-summary.mdx"
 SKIPS = {16: "hybrid Mamba-2", 17: "hybrid Mamba-2", 18: "hybrid Mamba-2"}
-# Rows whose published Model TFLOP/s no convention reproduces: recorded discrepancies.
-DISCREPANT = {"gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512",
-              "gpt-oss-20b/h100/automodel-pretrain-h100-8gpu-bf16-gbs256"}
+# Rows whose published Model TFLOP/s needs a stated convention: LoRA (frozen base) and GPT-OSS (AutoModel's count
+# of 2025-10-02 took the head dimension as hidden size / heads = 45). No discrepancy remains.
+CONVENTIONS = {"gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512": (False, 45),
+               "gpt-oss-20b/h100/automodel-pretrain-h100-8gpu-bf16-gbs256": (False, 45)}
 
 
 def _data_lines() -> list[int]:
@@ -61,14 +62,13 @@ def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
         r = loaded.recipe
         arch = catalog.models[r.model].architecture
         conv = r.result.published_model_tflops_convention
+        expected = CONVENTIONS.get(loaded.id, (True, None) if "-lora-" in loaded.id else None)
+        assert (None if conv is None else (conv.frozen_base, conv.attention_head_dim)) == expected, loaded.id
         ours = figures.model_tflops_per_gpu(arch, r.workload.row_tokens, r.result.tokens_per_s_per_gpu,
-                                            mtp_layers=r.layout.mtp_layers, frozen_base=bool(conv and conv.frozen_base))
+                                            mtp_layers=r.layout.mtp_layers, frozen_base=bool(conv and conv.frozen_base),
+                                            head_dim=conv.attention_head_dim if conv else None)
         diff = figures.relative_difference(r.result.published_model_tflops_per_gpu, ours)
-        if loaded.id in DISCREPANT:
-            assert r.result.published_figures_disagree and diff > figures.PUBLISHED_TFLOPS_TOLERANCE
-        else:
-            assert not r.result.published_figures_disagree and diff <= figures.PUBLISHED_TFLOPS_TOLERANCE, loaded.id
-        assert (conv is not None) == ("-lora-" in loaded.id)
+        assert not r.result.published_figures_disagree and diff <= figures.PUBLISHED_TFLOPS_TOLERANCE, loaded.id
         # The registry's MFU (6 N per token, N from the card) at the BF16 peak, at its 4 decimals.
         peak = catalog.gpus["H100"].peak_flops.bf16
         n = catalog.models[r.model].active_params.count
@@ -90,3 +90,18 @@ def test_new_cards_count_their_parameters(name: str) -> None:
     total = figures.param_count(card.architecture, card.active_params.includes_norms, total=True)
     assert active == card.active_params.count and total == (card.total_params or active)
     assert (active / 1e9, total / 1e9) == pytest.approx(STATED[name], abs=0.02)
+
+
+def test_check_holds_the_head_dimension_convention(tmp_path: Path) -> None:
+    """The stated head dimension is what reproduces the figure: the model's own (64) does not."""
+    from generator.check import check_registry
+
+    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
+    name = "recipes/gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512.yaml"
+    (tmp_path / name).parent.mkdir(parents=True)
+    text = (ROOT / name).read_text(encoding="utf-8")
+    assert "    attention_head_dim: 45\n" in text
+    (tmp_path / name).write_text(text.replace("    attention_head_dim: 45\n", "    attention_head_dim: 64\n"))
+    problems = check_registry(load_registry(tmp_path))
+    assert [p.field for p in problems] == ["result.published_model_tflops_convention"]
+    assert "head dimension 64" in problems[0].message
