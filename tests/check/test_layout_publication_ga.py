@@ -26,7 +26,20 @@ CONTRADICTING = {
 }
 COMMITTED = {"gpt-oss-120b/h100/mb-25.11-dgx-h100-64gpu-bf16": 2,
              "llama-3-70b/gb200/mb-25.09-dgx-gb200-64gpu-fp8-mx": 16,
-             "qwen3-235b-a22b/gb300/mb-25.11-dgx-gb300-256gpu-bf16": 32}
+             "qwen3-235b-a22b/gb300/mb-25.11-dgx-gb300-256gpu-bf16": 32,
+             # Ultra-Scale Playbook rows whose DP x MBS x GradAcc is not their stated GBS (sequences), as published
+             "playbook-llama-1b/h100/pb-256gpu-dp32-tp4-pp2-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
+             "playbook-llama-1b/h100/pb-256gpu-dp32-tp8-pp1-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
+             "playbook-llama-1b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256
+             "playbook-llama-1b/h100/pb-32gpu-dp16-tp1-pp2-mbs8-ga1-zero1": 1,  # 16 x 8 x 1 = 128 != 256
+             "playbook-llama-1b/h100/pb-64gpu-dp16-tp2-pp2-mbs8-ga1-zero1": 1,  # 16 x 8 x 1 = 128 != 256
+             "playbook-llama-1b/h100/pb-8gpu-dp1-tp1-pp8-mbs1-ga128-zero1": 128,  # 1 x 1 x 128 = 128 != 256
+             "playbook-llama-1b/h100/pb-8gpu-dp2-tp1-pp4-mbs2-ga4-zero1": 4,  # 2 x 2 x 4 = 16 != 256
+             "playbook-llama-3b/h100/pb-256gpu-dp32-tp4-pp2-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
+             "playbook-llama-3b/h100/pb-256gpu-dp32-tp8-pp1-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
+             "playbook-llama-3b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256
+             "playbook-llama-8b/h100/pb-256gpu-dp32-tp8-pp1-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
+             "playbook-llama-8b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256}
 
 
 @pytest.mark.parametrize("document", sorted(CONTRADICTING))
