@@ -39,7 +39,8 @@ COMMITTED = {"gpt-oss-120b/h100/mb-25.11-dgx-h100-64gpu-bf16": 2,
              "playbook-llama-3b/h100/pb-256gpu-dp32-tp8-pp1-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
              "playbook-llama-3b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256
              "playbook-llama-8b/h100/pb-256gpu-dp32-tp8-pp1-mbs1-ga128-zero0": 128,  # 32 x 1 x 128 = 4096 != 256
-             "playbook-llama-8b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256}
+             "playbook-llama-8b/h100/pb-256gpu-dp64-tp4-pp1-mbs1-ga64-zero0": 64,  # 64 x 1 x 64 = 4096 != 256
+}
 
 
 @pytest.mark.parametrize("document", sorted(CONTRADICTING))
