@@ -715,8 +715,8 @@ def _changes(target: Target, decision: Decision) -> list[commit.FileChange]:
 
 def check_staged(target: Target, recipe: Path, staging: commit.Staging) -> tuple[list[Problem], list[Problem]]:
     """The registry's check of the staged recipe with its staged sidecar, located at the real file's lines: the
-    problems this write would bring, and those the recipe already had (a measurement cannot be blamed for them, nor
-    be refused for them: they are reported)."""
+    problems this write would bring, and those the recipe already had (not the measurement's doing, but still a
+    refusal: nothing check rejects is written; the message tells the two apart)."""
     from generator.check import check_recipe
 
     today = dt.date.today()
@@ -753,8 +753,10 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
                 lines = "\n".join(f"  {p}" for p in problems)
                 raise Stop(Outcome.CHECK, f"not written: the new figures would not pass `python -m generator check`:"
                                           f"\n{lines}")
-            for p in known:
-                print(f"warning: the recipe already fails check (not this measurement's doing): {p}", file=out)
+            if known:  # never write what check rejects, even when the measurement is not to blame
+                lines = "\n".join(f"  {p}" for p in known)
+                raise Stop(Outcome.CHECK, "not written: the recipe already fails `python -m generator check` (not this "
+                                          f"measurement's doing); fix these first, then run again:\n{lines}")
             if options.dry_run:
                 print(_diff(target, decision.new_text) or "(no change)", file=out)
                 print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)

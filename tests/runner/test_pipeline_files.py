@@ -169,3 +169,18 @@ def test_a_launch_records_its_command_relative_to_the_registry(tmp_path: Path) -
 def test_version() -> None:
     done = runner("--version")
     assert done.returncode == 0 and re.search(r"openrecipes\) \d+\.\d+", done.stdout), done.stdout + done.stderr
+
+
+def test_a_recipe_that_already_fails_check_is_not_written_and_the_message_says_why(tmp_path: Path) -> None:
+    """Never write what check rejects: a problem the recipe had before (here a placeholder in its author's name) is
+    not the measurement's doing, and the message says so, but nothing is written."""
+    recipe = registry(tmp_path)
+    recipe.write_text(recipe.read_text().replace("  name: ATTUNE\n", "  name: TODO your name\n", 1))
+    before = recipe.read_bytes()
+    done = remeasure(recipe, "--from-log", str(LOG))
+    assert done.returncode == cli.EXIT_CHECK, done.stdout + done.stderr
+    assert "the recipe already fails `python -m generator check` (not this measurement's doing)" in done.stderr
+    assert re.search(r"attune-tp2-pp4-split13\.yaml:\d+:\d+: author\.name: placeholder TODO", done.stderr)
+    assert recipe.read_bytes() == before and not _sidecar(recipe).exists()
+    dry = remeasure(recipe, "--from-log", str(LOG), "--dry-run")  # a dry run does not claim "both pass check"
+    assert dry.returncode == cli.EXIT_CHECK and "both pass check" not in dry.stdout
