@@ -362,14 +362,17 @@ def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) ->
     new = tmp_path / "recipes/gemma-4-31b/h200/fixture-on-h200.yaml"
     text = new.read_text()
     assert text.startswith("# recipes/gemma-4-31b/h200/fixture-on-h200.yaml\n")
-    assert "\n  type: H200\n  memory_gb: 141\n" in text and "\n  instance: null\n" in text
+    assert "\n  type: H200\n  memory_gb: 141\n" in text and "\n  instance: AWS p5en.48xlarge\n" in text
     assert "\nstatus: measured\n" in text
     assert recipe.read_bytes() == before
     from generator.load import load_recipe
 
     loaded = load_recipe(new)
-    # No H200 instance in the catalog: no price, so no $ per 1M tokens; MFU against the H200's peak.
-    assert loaded.recipe.gpu.type == "H200" and loaded.recipe.result.usd_per_million_tokens is None
+    # The catalog's 8-GPU H200 instance prices it (AWS p5en.48xlarge, $63.296 an hour); MFU against the H200's peak.
+    from generator import figures
+
+    usd = figures.usd_per_million_tokens(63.296, 8, loaded.recipe.result.tokens_per_s_per_gpu)
+    assert loaded.recipe.gpu.type == "H200" and loaded.recipe.result.usd_per_million_tokens == pytest.approx(usd, rel=0.01)
     assert loaded.recipe.result.mfu == pytest.approx(6 * N * loaded.recipe.result.tokens_per_s_per_gpu / 989.0e12, abs=1e-4)
     assert loaded.recipe.result.gpu_hours > 0
     # The H100 correctness evidence does not travel to the H200: the new recipe is measured, not verified.
