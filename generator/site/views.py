@@ -211,37 +211,131 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
     return out
 
 
-def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
-    """Decoder layers per pipeline stage: the split's first and last, the middle shared evenly.
+@dataclass(frozen=True)
+class VirtualStage:
+    """One virtual pipeline stage (a model chunk): its decoder layers and what else it holds."""
 
-    With VPP > 1 the stages interleave as Megatron's interleaved schedule places them: the layers form VPP virtual
-    pipelines one after another, each split over the stages in the same proportions (a stage's layers / VPP), so
-    stage s holds chunk s of every virtual pipeline (megatron.core get_transformer_layer_offset). Where the counts do
-    not divide evenly, no table is shown rather than a guess."""
+    layers: int
+    holds: tuple[str, ...] = ()  # "embedding", "MTP", "loss": where a placement states them
+
+
+# A placement stated in layout.pipeline_layout, one virtual stage after another in schedule order. The importers'
+# bracket notation, "[embedding + 4 decoder] [4 decoder] x 14 [1 decoder + mtp + loss]" (Megatron-Bridge's
+# pipeline_model_parallel_layout), or a count list, "over 16 virtual stages ...: 7 layers, then 8, ..., 8, then 7"
+# (torchtitan's generate_split_points). Used only when the counts add up to the model's layers over PP x VPP.
+_BRACKET = re.compile(r"\[([^\]]*)\](?:\s*x\s*(\d+))?")
+_BRACKET_DECODERS = re.compile(r"(\d+) decoder")
+_COUNT_LIST = re.compile(r"virtual stages[^:]*:\s*(\d+) layers, then ((?:\d+, )*\d+), then (\d+)")
+_HOLDS = (("embedding", "embedding"), ("mtp", "MTP"), ("loss", "loss"))
+
+
+def _stated_virtual_stages(text: str) -> list[VirtualStage] | None:
+    brackets = _BRACKET.findall(text)
+    if brackets:
+        out: list[VirtualStage] = []
+        for body, times in brackets:
+            decoders = _BRACKET_DECODERS.search(body)
+            if decoders is None:
+                return None
+            holds = tuple(name for word, name in _HOLDS if re.search(rf"\b{word}\b", body))
+            out += [VirtualStage(int(decoders.group(1)), holds)] * int(times or 1)
+        return out
+    counts = _COUNT_LIST.search(text)
+    if counts:
+        middle = [int(n) for n in counts.group(2).split(", ")]
+        return [VirtualStage(n) for n in (int(counts.group(1)), *middle, int(counts.group(3)))]
+    return None
+
+
+def _rule_virtual_stages(layers: int, pp: int, vpp: int, first: int | None,
+                         last: int | None) -> list[VirtualStage] | None:
+    """The even split, or layer_split's first and last with the middle shared evenly, each stage's layers in vpp
+    equal chunks; Megatron's interleaved schedule places chunk c of stage s at virtual stage c x pp + s
+    (megatron.core get_transformer_layer_offset)."""
+    if first is not None and last is not None and pp >= 2:
+        middle = pp - 2
+        rest = layers - first - last
+        if middle and rest % middle:
+            return None
+        counts = [first] + ([rest // middle] * middle if middle else []) + [last]
+    else:
+        counts = [layers // pp] * pp
+    if sum(counts) != layers or any(n % vpp for n in counts):
+        return None
+    return [VirtualStage(n // vpp) for _ in range(vpp) for n in counts]
+
+
+def _accounted_virtual_stages(layers: int, pp: int, vpp: int, first: int, last: int) -> list[VirtualStage] | None:
+    """Megatron's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split: the embedding and
+    the loss each take one layer's place, (L + 2) / (PP x VPP) per virtual stage, one fewer on the very first and the
+    very last (megatron.core transformer_block.get_num_layers_to_build). A layer split whose first and last stage
+    do not divide by VPP can only be this: Megatron refuses uneven chunks otherwise."""
+    virtual = pp * vpp
+    if vpp == 1 or (layers + 2) % virtual:
+        return None
+    chunk = (layers + 2) // virtual
+    if first != chunk * vpp - 1 or last != chunk * vpp - 1:
+        return None
+    return ([VirtualStage(chunk - 1, ("embedding",))] + [VirtualStage(chunk)] * (virtual - 2)
+            + [VirtualStage(chunk - 1, ("loss",))])
+
+
+def virtual_stages(loaded: LoadedRecipe, catalog: Catalog) -> tuple[list[VirtualStage], str] | None:
+    """The decoder layers of every virtual stage in schedule order (PP x VPP of them; PP when VPP is 1) and where
+    that placement comes from; None where the recipe's layout does not determine it (no table rather than a guess).
+
+    The one place a recipe's layer placement is worked out: a placement stated in pipeline_layout, else the even or
+    layer_split rule, else Megatron's embedding/loss accounting that the layer split implies."""
     lay = loaded.recipe.layout
     card = catalog.models.get(loaded.recipe.model)
     layers = card.architecture.layers if card and card.architecture else None
     if layers is None:
-        return []
-    if lay.layer_split is not None and lay.pp >= 2:
-        middle = lay.pp - 2
-        rest = layers - lay.layer_split.first - lay.layer_split.last
-        if middle and rest % middle:
-            return []
-        counts = [lay.layer_split.first] + ([rest // middle] * middle if middle else []) + [lay.layer_split.last]
-    else:
-        counts = [layers // lay.pp] * lay.pp
+        return None
     vpp = max(lay.vpp, 1)
-    if sum(counts) != layers or any(n % vpp for n in counts):
+    split = lay.layer_split
+    found: tuple[list[VirtualStage] | None, str] = (None, "")
+    if lay.pipeline_layout is not None:
+        found = (_stated_virtual_stages(lay.pipeline_layout), "the placement the recipe's pipeline layout states")
+    if found[0] is None:
+        found = (_rule_virtual_stages(layers, lay.pp, vpp, split.first if split else None,
+                                      split.last if split else None), "")
+    if found[0] is None and split is not None:
+        found = (_accounted_virtual_stages(layers, lay.pp, vpp, split.first, split.last),
+                 "the embedding and the loss each take one layer's place (Megatron's "
+                 "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split), so the first "
+                 "chunk of the first stage and the last chunk of the last stage hold one layer fewer")
+    stages, source = found
+    if stages is None or len(stages) != lay.pp * vpp or sum(s.layers for s in stages) != layers:
+        return None
+    return stages, source
+
+
+def pipeline_stages(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
+    """Decoder layers per pipeline stage, as virtual_stages places them.
+
+    With VPP > 1 the stages interleave as Megatron's interleaved schedule places them: virtual stage v is chunk
+    v // PP of stage v % PP, so stage s holds chunk s of every virtual pipeline and its layers are not contiguous.
+    Each row also carries `holds` (the embedding, MTP or loss where the placement states them) and `placement`
+    (where an uneven placement comes from; empty for the even or layer_split rule)."""
+    found = virtual_stages(loaded, catalog)
+    if found is None:
         return []
-    ranges: list[list[tuple[int, int]]] = [[] for _ in counts]
+    stages, source = found
+    if len({s.layers for s in stages}) == 1:
+        source = ""  # equal chunks need no explanation
+    pp = loaded.recipe.layout.pp
+    spans: list[list[tuple[int, int]]] = [[] for _ in range(pp)]
+    holds: list[list[str]] = [[] for _ in range(pp)]
     start = 0
-    for _ in range(vpp):
-        for stage, n in enumerate(counts):
-            ranges[stage].append((start, start + n // vpp - 1))
-            start += n // vpp
-    return [{"stage": str(i), "layers": ", ".join(f"{a}{fmt.DASH}{b}" for a, b in spans), "count": fmt.integer(n)}
-            for i, (spans, n) in enumerate(zip(ranges, counts, strict=True))]
+    for v, chunk in enumerate(stages):
+        if chunk.layers:
+            spans[v % pp].append((start, start + chunk.layers - 1))
+        holds[v % pp] += [h for h in chunk.holds if h not in holds[v % pp]]
+        start += chunk.layers
+    return [{"stage": str(i), "layers": ", ".join(f"{a}{fmt.DASH}{b}" for a, b in spans[i]),
+             "count": fmt.integer(sum(b - a + 1 for a, b in spans[i])), "holds": ", ".join(holds[i]),
+             "placement": source}
+            for i in range(pp)]
 
 
 def _yesno(value: bool) -> str:

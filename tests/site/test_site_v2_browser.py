@@ -336,7 +336,8 @@ def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
         assert sorted(seen) == list(range(layers)), loaded.id
         assert len(stages) == loaded.recipe.layout.pp
         if loaded.recipe.layout.vpp > 1:
-            assert all(len(s["layers"].split(", ")) == loaded.recipe.layout.vpp for s in stages), loaded.id
+            # A chunk that holds only the embedding or the loss lists no span (tests/site/test_stage_table.py).
+            assert all(len(s["layers"].split(", ")) <= loaded.recipe.layout.vpp for s in stages), loaded.id
 
 
 # Item 10: accessibility, by axe-core (npm's axe-core, vendored at site_src/assets/vendor/axe.min.js; no page loads it).
