@@ -1,12 +1,17 @@
 """Site build at scale: N synthetic recipes against N plain Markdown pages of similar size, same theme.
 
-    .venv/bin/python benchmarks/site_scale.py [--sizes 100 1000] [--no-serve] [--no-browser]
+    .venv/bin/python benchmarks/site_scale.py [--sizes 100 1000 10000] [--no-serve] [--no-browser]
 
 Prints, per N: build time of the recipe site and of the plain site (both `mkdocs build`, pages off the nav,
 reached through one index page) and their ratio; output size; the all-recipes page's weight, raw and gzip;
-the search index size; then, at the largest N, the time from one recipe edit to the new figure being served by
-`mkdocs serve` and, in Chromium, the time of one filter keystroke on the all-recipes table.
-Goals (issue 5): ratio <= 1.2 at 1,000, linear growth, rebuild <= 2 s, index <= 600 KB gzip, keystroke <= 50 ms.
+the search index size (and per recipe); then, at the largest N, in Chromium on the all-recipes table: the time
+from each filter keystroke, each sort click and each price or budget keystroke to the next painted frame (and
+whether any row in view still showed an old $ in that frame), and the time from one recipe edit to the new figure
+being served by `mkdocs serve`.
+Goals (issue 5): ratio <= 1.2 at 1,000, linear growth, rebuild <= 2 s, keystroke <= 50 ms.
+Goals (issue 17 item 13, at 10,000 recipes): a filter or sort keystroke reaches the next frame in <= 50 ms, a price
+or budget change reprices every visible row in <= 100 ms, the all-recipes page <= 600 KB gzip, build <= 1.2x plain
+pages of the same size; our own budget for the search index: <= 1 KB a recipe page.
 """
 
 from __future__ import annotations
@@ -218,22 +223,57 @@ KEY_INTERVAL_MS = 150  # a fast typist's pace; the next key does not wait for th
 PROBE = """() => {
   window.__orFrames = [];
   window.__orEvents = [];
-  window.addEventListener('input', (e) => {
+  const probe = (e) => {
+    if (e.type === 'click' && !(e.target.closest && e.target.closest('th[data-or-sort]'))) return;
     const start = e.timeStamp;
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
       channel.port1.onmessage = () => window.__orFrames.push(performance.now() - start);
       channel.port2.postMessage(0);
     });
-  }, true);
+  };
+  window.addEventListener('input', probe, true);
+  window.addEventListener('click', probe, true);
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) window.__orEvents.push({start: e.startTime, duration: e.duration});
   }).observe({type: 'event', durationThreshold: 16, buffered: false});
 }"""
 
 
-def keystroke_ms(site: Path) -> dict | None:
-    """Per keystroke: (label, ms to the next painted frame, Event Timing duration or None when under 16 ms)."""
+# Sort clicks on the all-recipes table's headers, as (label, header key): best-first, reversed, another figure,
+# a text column; each click re-orders all rows.
+SORTS = [("tok", "tokens"), ("tok2", "tokens"), ("usd", "usd"), ("name", "name"), ("mfu", "mfu")]
+# Price and budget edits, as (label, input selector, keys): every keystroke that changes the value reprices every
+# recipe of that GPU type (all of the synthetic ones: H100) or, for the budget, every row's cost to train.
+PRICE_INPUT = "input[data-or-price=H100]"
+BUDGET_INPUT = "input[data-or-budget]"
+REPRICES = ([("$" + c, PRICE_INPUT, c) for c in "1.5"] + [("$bs", PRICE_INPUT, "Backspace")]
+            + [("b" + c, BUDGET_INPUT, c) for c in "1T"] + [("b5", BUDGET_INPUT, "Backspace 5 0 0 B")]
+            + [("bclr", BUDGET_INPUT, "Control+a Backspace")])
+# After a reprice: the rows in view whose $ / 1M is not the one for the price typed (the frame must show them all).
+STALE = """(price) => [...document.querySelectorAll('#or-recipes tbody tr:not([hidden])')].filter(r => {
+    const t = parseFloat(r.querySelector('[data-or-col=tokens]').dataset.sort);
+    const u = parseFloat(r.querySelector('[data-or-col=usd]').dataset.sort);
+    return r.dataset.gpu_type === 'H100' && Math.abs(u - price / (t * 3600) * 1e6) > 1e-9 * u;
+}).length"""
+
+
+def _timed(page, actions, run) -> list[tuple[str, float, int]]:  # noqa: ANN001
+    """Run each action (label, arg); return (label, performance.now() before it, frames recorded before it) once
+    its first frame was painted (an action of several keys may paint several; its figure is their longest)."""
+    marks = []
+    for label, arg in actions:
+        before = page.evaluate("[performance.now(), window.__orFrames.length]")
+        run(arg)
+        page.wait_for_function(f"window.__orFrames.length > {before[1]}")
+        marks.append((label, before[0], before[1]))
+        page.wait_for_timeout(KEY_INTERVAL_MS)
+    return marks
+
+
+def keystroke_ms(site: Path, reprice: bool = False) -> dict | None:
+    """Per keystroke: (label, ms to the next painted frame, Event Timing duration or None when under 16 ms); with
+    `reprice`, the same for sort clicks and price and budget edits, and the stale rows in view after each price."""
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
         return None
@@ -250,54 +290,100 @@ def keystroke_ms(site: Path) -> dict | None:
             page.goto(f"http://127.0.0.1:{port}/recipes/")
             page.wait_for_selector("[data-or-filter-text]")
             page.wait_for_timeout(1500)  # the page's own start-up work (search index, first sort) done
+            if reprice:  # the prices panel open, the H100 price empty (catalog figures) before any timing
+                page.locator("[data-or-decide] summary").click()
+                page.fill(PRICE_INPUT, "")
+                page.wait_for_timeout(1000)
             page.evaluate(PROBE)
             page.click("[data-or-filter-text]")
             page.wait_for_timeout(300)
-            marks = []
-            for label, keys in KEYSTROKES:
-                before = page.evaluate("[performance.now(), window.__orFrames.length]")
+
+            def press(keys: str) -> None:
                 for key in keys.split():
                     page.keyboard.press(key)
-                page.wait_for_function(f"window.__orFrames.length > {before[1]}")
-                marks.append((label, before[0]))
-                page.wait_for_timeout(KEY_INTERVAL_MS)
+
+            marks = _timed(page, KEYSTROKES, press)
+            shown = page.locator("[data-or-count]").inner_text()
+            groups = {"keystrokes": len(marks)}
+            stale = []
+            if reprice:
+                sorts = _timed(page, SORTS, lambda key: page.click(f"#or-recipes th[data-or-sort={key}] button"))
+                prices = []
+                for label, selector, keys in REPRICES:
+                    page.click(selector)
+                    prices += _timed(page, [(label, keys)], press)
+                    if selector == PRICE_INPUT:
+                        value = page.input_value(PRICE_INPUT)
+                        stale.append(page.evaluate(STALE, float(value)) if value else 0)
+                groups.update(sorts=len(sorts), reprices=len(prices))
+                marks += sorts + prices
             page.wait_for_timeout(1000)
             frames = page.evaluate("window.__orFrames")
             events = page.evaluate("window.__orEvents")
-            shown = page.locator("[data-or-count]").inner_text()
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=10)
     rows = []
-    for i, (label, start) in enumerate(marks):
-        end = marks[i + 1][1] if i + 1 < len(marks) else float("inf")
+    for i, (label, start, first) in enumerate(marks):
+        end, last = (marks[i + 1][1], marks[i + 1][2]) if i + 1 < len(marks) else (float("inf"), len(frames))
         durations = [e["duration"] for e in events if start <= e["start"] < end]
-        rows.append((label, frames[i], max(durations) if durations else None))
-    return {"keystrokes": rows, "count_after": shown}
+        rows.append((label, max(frames[first:last]), max(durations) if durations else None))
+    out, start = {"count_after": shown, "stale": stale}, 0
+    for name, n in groups.items():
+        out[name] = rows[start:start + n]
+        start += n
+    return out
 
 
 def print_keystrokes(result: dict | None, rows: int) -> None:
     if result is None:
         print(f"filter keystroke at {rows} rows: no Chromium at /usr/bin/chromium")
         return
-    keys = result["keystrokes"]
+    rows = rows or int(result["count_after"].split(" of ")[1].split()[0])  # --keystrokes-only: the table's own count
+    print_timings(result["keystrokes"], f"filter keystroke at {rows} rows, {len(result['keystrokes'])} keystrokes "
+                  f"{KEY_INTERVAL_MS} ms apart (input event to next painted frame):",
+                  f"table after the last key: {result['count_after']}")
+    if "sorts" in result:
+        print_timings(result["sorts"], f"sort click at {rows} rows (click to next painted frame):", "")
+        print_timings(result["reprices"], f"price (H100 $/GPU-h, every row is H100) and budget edit at {rows} rows "
+                      "(input event to next painted frame):",
+                      f"rows in view showing a stale $ after each price key: {result['stale']}")
+
+
+def print_goals(timings: dict | None, times: tuple[float, float], table_gz: int, n: int) -> None:
+    """Issue 17 item 13's goals at the largest N, each with the figure it is judged on (max and median)."""
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print(f"goals at {n} recipes:")
+    if timings is not None:
+        for name, goal, keys in (("filter keystroke", 50, timings["keystrokes"]), ("sort click", 50, timings["sorts"]),
+                                 ("price/budget keystroke", 100, timings["reprices"])):
+            frames = [ms for _, ms, _ in keys]
+            print(f"    {name} to next frame <= {goal} ms: median {statistics.median(frames):.0f} ms "
+                  f"({verdict(statistics.median(frames) <= goal)}), max {max(frames):.0f} ms "
+                  f"({verdict(max(frames) <= goal)})")
+        print(f"    every visible row repriced in that frame: {verdict(not any(timings['stale']))}")
+    print(f"    all-recipes page <= 600 KB gzip: {table_gz / 1e3:.0f} KB ({verdict(table_gz <= 600e3)})")
+    print(f"    build <= 1.2x plain: {times[0] / times[1]:.2f}x ({verdict(times[0] <= 1.2 * times[1])})")
+
+
+def print_timings(keys: list, title: str, tail: str) -> None:
     frames = [ms for _, ms, _ in keys]
     # Event Timing reports only durations of 16 ms or more: a keystroke without an entry counts as 16.
     timed = [16.0 if ms is None else ms for _, _, ms in keys]
-    print(f"filter keystroke at {rows} rows, {len(keys)} keystrokes {KEY_INTERVAL_MS} ms apart "
-          f"(input event to next painted frame):")
+    print(title)
     print("    key         " + " ".join(f"{label[:5]:>5}" for label, _, _ in keys))
     print("    frame ms    " + " ".join(f"{ms:>5.0f}" for ms in frames))
     print("    event ms    " + " ".join(f"{'<16' if ms is None else f'{ms:.0f}':>5}" for _, _, ms in keys))
     print(f"    frame: max {max(frames):.1f} ms, median {statistics.median(frames):.1f} ms; "
-          f"Event Timing: max {max(timed):.0f} ms, median {statistics.median(timed):.0f} ms; "
-          f"table after the last key: {result['count_after']}")
+          f"Event Timing: max {max(timed):.0f} ms, median {statistics.median(timed):.0f} ms" + (f"; {tail}" if tail else ""))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--no-serve", action="store_true")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--keystrokes-only", type=Path, metavar="SITE",
@@ -311,7 +397,7 @@ def main() -> int:
             print_serve(n, dirty, serve_rebuild(args.serve_only, "gemma-4-31b/h100/synthetic-0001", dirty))
         return 0
     if args.keystrokes_only:
-        print_keystrokes(keystroke_ms(args.keystrokes_only), 0)
+        print_keystrokes(keystroke_ms(args.keystrokes_only, reprice=True), 0)
         return 0
     print(f"{'N':>6} {'recipes s':>10} {'plain s':>8} {'ratio':>6} {'site MB':>8} {'plain MB':>9} "
           f"{'table KB':>9} {'table gz KB':>12} {'search KB':>10}")
@@ -339,7 +425,10 @@ def main() -> int:
                   f"{tree_bytes(site) / 1e6:>8.1f} {tree_bytes(tmp / f'plain-{n}-out') / 1e6:>9.1f} "
                   f"{table.stat().st_size / 1e3:>9.0f} {gz(table) / 1e3:>12.0f} "
                   f"{(site / 'search/search_index.json').stat().st_size / 1e3:>10.0f}")
-            print(f"       (recipe page: {md_bytes / 1e3:.1f} KB Markdown, {sample.stat().st_size / 1e3:.1f} KB HTML)")
+            index = json.loads((site / "search/search_index.json").read_text())["docs"]
+            per_recipe = sum(len(json.dumps(d)) for d in index if "/synthetic-" in d["location"]) / n
+            print(f"       (recipe page: {md_bytes / 1e3:.1f} KB Markdown, {sample.stat().st_size / 1e3:.1f} KB HTML; "
+                  f"search index {per_recipe / 1e3:.2f} KB a recipe, {len(index)} entries)")
         if len(args.sizes) >= 2:
             small, large = min(args.sizes), max(args.sizes)
             growth = results[large][0] / results[small][0]
@@ -347,7 +436,9 @@ def main() -> int:
                   f"(plain x{results[large][1] / results[small][1]:.1f})")
         largest = max(args.sizes)
         if not args.no_browser:
-            print_keystrokes(keystroke_ms(tmp / f"recipes-{largest}-out"), largest)
+            timings = keystroke_ms(tmp / f"recipes-{largest}-out", reprice=True)
+            print_keystrokes(timings, largest)
+            print_goals(timings, results[largest], gz(tmp / f"recipes-{largest}-out/recipes/index.html"), largest)
         if not args.no_serve:
             for dirty in (True, False):
                 print_serve(largest, dirty, serve_rebuild(tmp / f"recipes-{largest}", "gemma-4-31b/h100/synthetic-0001",

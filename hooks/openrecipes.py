@@ -93,7 +93,30 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
     page.present_anchor_ids = set(done.ids)
     # The search plugin reads page.content next (on_page_context): give it the page without the sections it
     # would skip anyway; on_page_context below puts the whole page back before the theme renders it.
-    return search_view(done.html)
+    return _recipe_search_view(search_view(done.html)) if _is_recipe_page(page.file.src_uri) else search_view(done.html)
+
+
+# A recipe page is indexed by its title (model, GPU type, layout), id, status, headline figures, evidence in brief
+# and GPUs: the whole page was 7 KB of index a recipe (77 MB at 10,000 recipes, benchmarks/site_scale.py) for
+# text that its sections and the all-recipes table already show.
+_CARD_FACTS = '<dl class="or-card__facts">'
+
+
+def _is_recipe_page(src: str) -> bool:
+    return src.startswith("recipes/") and src.endswith(".md") and src.count("/") >= 3
+
+
+def _recipe_search_view(html: str) -> str:
+    import re
+
+    at = html.find(_CARD_FACTS)
+    if at < 0:
+        return html
+    kept = re.findall(r"(<dt>(?:Author|GPUs)</dt>\s*<dd>.*?</dd>)", html[at:], re.S)
+    # The id's words apart ("gemma-4-31b/h100/attune-..." is one token to the search's separator, "/" not in it).
+    words = re.search(r'<code class="or-lead__id">([^<]*)</code>', html)
+    named = f"<dt>Recipe</dt> <dd>{words.group(1).replace('/', ' ')}</dd>" if words else ""
+    return html[:at] + _CARD_FACTS + " ".join(kept) + named + "</dl></div>"
 
 
 def _restore(context, page, config, nav):  # noqa: ANN001, ANN202

@@ -272,7 +272,8 @@ def _home(run: _Render) -> Page:
         priced = [row for row in rows if row["usd"] != fmt.DASH]
         cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
         per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
-                          "count": len(rows), "fastest": rows[0], "cheapest": cheapest})
+                          "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
+                          "candidates": _cheapest_candidates(rows)})
     dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
                    reverse=True)
     latest = run.table(dated[:10], "index.md", "or-latest", ordered=True)
@@ -282,6 +283,22 @@ def _home(run: _Render) -> Page:
     body = run.env.get_template("home.md.j2").render(counts=counts, per_model=per_model, latest=latest,
                                                  downloads=_download_links("index.md"))
     return Page(_markdown("OpenRecipes", body, hide=DATA_PAGE), "OpenRecipes", in_nav=True)
+
+
+def _cheapest_candidates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per GPU type (rows come fastest first): its fastest recipe, the cheapest at any price of one's own ($ / 1M
+    is the price over tokens/s), and its cheapest at the served figures (each recipe's own catalog instance). The
+    home page reprices a model's lowest $ / 1M from these when prices are entered (openrecipes.js)."""
+    def pick(row: dict[str, Any]) -> dict[str, Any]:
+        return {"id": row["id"], "href": row["href"], "tokens": float(row["tokens_sort"]),
+                "usd": float(row["usd_sort"]) if row["usd_sort"] else None, "gpus": row["gpus"], "label": row["label"]}
+
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = out.setdefault(row["gpu_type"], {"gpu_type": row["gpu_type"], "fastest": pick(row), "served": None})
+        if row["usd_sort"] and (entry["served"] is None or float(row["usd_sort"]) < entry["served"]["usd"]):
+            entry["served"] = pick(row)
+    return list(out.values())
 
 
 def _download_links(page: str) -> list[dict[str, str]]:

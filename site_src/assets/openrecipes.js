@@ -55,7 +55,9 @@
     var index = {};
     heads.forEach(function (th, i) { if (th.dataset.orSort) index[th.dataset.orSort] = i; });
     var lines = [CSV_COLUMNS.map(function (c) { return c[0]; }).join(",")];
-    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+    flushPrices(table);
+    var ordered = table.orRows || Array.prototype.slice.call(table.tBodies[0].rows);
+    ordered.forEach(function (row) {
       if (row.orMatch === false) return;  // filtered out (a row only waiting for "Show all" is in view)
       var cells = { layout: row.cells[index.layout], measured: row.cells[index.measured] };
       lines.push(CSV_COLUMNS.map(function (c) { return csvCell(c[1](row, cells)); }).join(","));
@@ -91,6 +93,53 @@
 
   window.OpenRecipes = { csvText: csvText, csvCell: csvCell, tableCsv: tableCsv };
 
+  // Every table's rows, in its order (table.orRows): the rows in the body and those served inert in a
+  // <template data-or-rows> (past the first 500: _macros.j2). Rows out of view wait, hidden, in a second body that is
+  // itself hidden (table.orStash): still in the document, so that every row's hooks (data-or-recipe, ...) can be
+  // read there. Above DETACH rows they leave the document instead (table.orRows still lists them; "Show all" puts
+  // every row in view): at 10,000 rows in the document, hidden or not, a keystroke or a reprice cost 100-500 ms of
+  // style and DOM work in Chromium, against 5-70 ms with them out of it (benchmarks/site_scale.py).
+  // A table without filters shows every row up to BIG rows, else its first LIVE.
+  var BIG = 1000, LIVE = 500, DETACH = 5000;
+
+  // Rows leaving the view: hidden, into the stash or out of the document.
+  function putAway(table, list) {
+    var fragment = document.createDocumentFragment();
+    list.forEach(function (row) { row.hidden = true; if (table.orDetach) { if (row.parentNode) row.parentNode.removeChild(row); } else fragment.appendChild(row); });
+    if (!table.orDetach) table.orStash.appendChild(fragment);
+  }
+
+  function initRows(root) {
+    root.querySelectorAll("table.or-sortable").forEach(function (table) {
+      if (table.orRows) return;
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var inert = body.querySelector("template[data-or-rows]");
+      if (inert) {
+        rows = rows.concat(Array.prototype.slice.call(inert.content.children));
+        inert.remove();
+      }
+      table.orRows = rows;
+      table.orDetach = rows.length > DETACH;
+      var stash = document.createElement("tbody");
+      stash.hidden = true;
+      stash.className = "or-stash";
+      table.appendChild(stash);
+      table.orStash = stash;
+      var filtered = !!root.querySelector('[data-or-filters="' + table.id + '"]');
+      if (filtered) return;  // initFilters places the rows
+      table.orPlace = function (order) {
+        table.orRows = order;
+        var shown = order.length <= BIG ? order : order.slice(0, LIVE);
+        var fragment = document.createDocumentFragment();
+        shown.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
+        body.appendChild(fragment);
+        putAway(table, order.slice(shown.length));
+      };
+      if (inert) table.orPlace(rows);
+    });
+  }
+
   // Sorting. The served order is kept on load (the header it follows carries aria-sort); the first click on a
   // header sorts best-first (data-or-best: "desc" for tokens/s and MFU, "asc" for $ and CV), a second click
   // reverses; rows without a value (data-sort="") stay last in both directions. One header is marked at a time.
@@ -106,13 +155,39 @@
     return raw.toLowerCase();
   }
 
+  // A row's sort key for a header, read once (a reprice forgets a row's keys).
+  function rowKey(row, th, index) {
+    var keys = row.orKeys || (row.orKeys = {});
+    var column = th.dataset.orSort;
+    if (!(column in keys)) keys[column] = sortKey(row.cells[index], th.dataset.orKind || "text");
+    return keys[column];
+  }
+
+  // Large tables read every row's keys in idle time after load, 1,000 rows a slice, so that the first click on a
+  // header does not (about 40-70 ms at 10,000 rows).
+  function warmKeys(table) {
+    var heads = Array.prototype.slice.call(table.tHead.rows[0].cells).filter(function (th) { return th.dataset.orSort; });
+    var at = 0;
+    var later = window.requestIdleCallback || function (f) { return setTimeout(f, 50); };
+    function slice() {
+      var rows = table.orRows;
+      for (var end = Math.min(at + 1000, rows.length); at < end; at++) {
+        for (var h = 0; h < heads.length; h++) rowKey(rows[at], heads[h], heads[h].cellIndex);
+      }
+      if (at < rows.length) later(slice);
+    }
+    if (table.orRows && table.orRows.length > BIG) later(slice);
+  }
+
   function sortRows(table, th, direction) {
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var kind = th.dataset.orKind || "text";
     var body = table.tBodies[0];
     var sign = direction === "descending" ? -1 : 1;
-    var keyed = Array.prototype.map.call(body.rows, function (row, i) {
-      return { row: row, key: sortKey(row.cells[index], kind), i: i };
+    // Each row's key per column is read once (a reprice forgets a row's keys): at 10,000 rows, reading the cells
+    // again was most of a sort's time.
+    flushPrices(table);
+    var keyed = (table.orRows || Array.prototype.slice.call(body.rows)).map(function (row, i) {
+      return { row: row, key: rowKey(row, th, index), i: i };
     });
     keyed.sort(function (a, b) {
       if (a.key === null || b.key === null) {
@@ -125,11 +200,16 @@
     });
     table.querySelectorAll("thead th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", direction);
-    table.dispatchEvent(new CustomEvent("or:beforesort"));
+    var order = keyed.map(function (k) { return k.row; });
+    if (table.orPlace) {
+      // A filtered or large table moves only the rows it shows: re-appending every row cost a whole frame budget
+      // at 10,000 rows (benchmarks/site_scale.py).
+      table.orPlace(order);
+      return;
+    }
     var fragment = document.createDocumentFragment();
-    keyed.forEach(function (k) { fragment.appendChild(k.row); });
+    order.forEach(function (row) { fragment.appendChild(row); });
     body.appendChild(fragment);
-    table.dispatchEvent(new CustomEvent("or:sorted"));
   }
 
   function nextDirection(th) {
@@ -155,14 +235,16 @@
       var p = params(), key = p.get("sort");
       var th = key ? table.querySelector('thead th[data-or-sort="' + key.replace(/["\\]/g, "") + '"]') : null;
       if (th) sortRows(table, th, p.get("dir") === "desc" ? "descending" : "ascending");
+      warmKeys(table);
     });
   }
 
   // Showing table rows again is slow: re-showing all 1,000 rows on a keystroke took 500-700 ms in Chromium on a
-  // 2-core machine, and even 100 rows missed the 50 ms goal (benchmarks/site_scale.py). A filter change therefore
-  // shows the first FIRST matches in the frame it causes, adds CHUNK more a frame up to LIMIT, and offers
-  // "Show all" for the rest (also CHUNK a frame). The count names every match; filters and sorts act on all rows.
-  var FIRST = 20, CHUNK = 20, LIMIT = 60;
+  // 2-core machine (benchmarks/site_scale.py). A filter change therefore shows the first LIMIT matches in the
+  // frame it causes and offers "Show all" for the rest (added CHUNK rows a frame). The count names every match;
+  // filters and sorts act on all rows. The rows shown are the table body's, in the table's order (table.orRows);
+  // the others wait in its hidden second body, so a keystroke or a sort moves at most 2 x LIMIT rows.
+  var CHUNK = 200, LIMIT = 60;
 
   function initFilters(root) {
     root.querySelectorAll("[data-or-filters]").forEach(function (box) {
@@ -171,11 +253,14 @@
       var table = document.getElementById(box.dataset.orFilters);
       if (!table) return;
       var body = table.tBodies[0];
-      // Rows in their current order (a sort reorders them), each with its lower-cased text, read once so that
-      // a keystroke only compares strings.
-      var rows = Array.prototype.slice.call(body.rows);
-      rows.forEach(function (row) { row.orText = row.textContent.toLowerCase(); });
+      // Each row's lower-cased text and filter values, read once so that a keystroke only compares strings.
+      var rows = table.orRows;
       var selects = Array.prototype.slice.call(box.querySelectorAll("select[data-or-filter]"));
+      var keys = selects.map(function (s) { return s.dataset.orFilter; });
+      rows.forEach(function (row) {
+        row.orText = row.textContent.toLowerCase();
+        row.orValues = keys.map(function (k) { return row.getAttribute("data-" + k); });
+      });
       var text = box.querySelector("[data-or-filter-text]");
       var initial = params();
       selects.forEach(function (s) {
@@ -197,9 +282,18 @@
       more.appendChild(button);
       (table.closest(".or-table-wrap") || table).insertAdjacentElement("afterend", more);
 
+      // Rows into view, at the top of the body or its end (the top is read once they have left it).
+      function show(list, top) {
+        var fragment = document.createDocumentFragment();
+        list.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
+        body.insertBefore(fragment, top ? body.firstChild : null);
+      }
+
       function fill() {
         frame = 0;
-        pending.splice(0, CHUNK).forEach(function (row) { row.hidden = false; });
+        var chunk = pending.splice(0, CHUNK);
+        chunk.forEach(function (row) { priceRow(table, row); });  // a row out of the document may be behind
+        show(chunk, false);
         if (pending.length) frame = requestAnimationFrame(fill);
         else table.removeAttribute("data-or-filling");
       }
@@ -207,32 +301,33 @@
       function apply() {
         if (frame) cancelAnimationFrame(frame);
         frame = 0;
-        pending = [];
-        var wanted = selects.map(function (s) { return ["data-" + s.dataset.orFilter, s.value]; })
-          .filter(function (kv) { return kv[1] !== ""; });
+        var wanted = selects.map(function (s, j) { return [j, s.value]; }).filter(function (kv) { return kv[1] !== ""; });
         var needle = text ? text.value.trim().toLowerCase() : "";
-        var matches = 0, target = 0;
+        var matches = 0, target = [];
         for (var i = 0; i < rows.length; i++) {
           var row = rows[i];
           var ok = needle === "" || row.orText.indexOf(needle) !== -1;
-          for (var j = 0; ok && j < wanted.length; j++) ok = row.getAttribute(wanted[j][0]) === wanted[j][1];
+          for (var j = 0; ok && j < wanted.length; j++) ok = row.orValues[wanted[j][0]] === wanted[j][1];
           row.orMatch = ok;
-          if (ok) matches++;
-          var show = ok && (showAll || target < LIMIT);
-          if (show) target++;
-          // Only rows whose visibility flips are written: an unchanged row costs no style or layout work.
-          if (!show) {
-            if (!row.hidden) row.hidden = true;
-          } else if (row.hidden) {
-            if (target <= FIRST) row.hidden = false;
-            else pending.push(row);
-          }
+          if (!ok) continue;
+          matches++;
+          if (showAll || target.length < LIMIT) target.push(row);
         }
+        // The rows shown now that are not in view go to the stash; the first LIMIT in view go first in the body,
+        // in order; any more ("Show all") follow, CHUNK a frame.
+        for (i = 0; i < target.length; i++) target[i].orInView = true;
+        var leaving = Array.prototype.filter.call(body.rows, function (r) { return !r.orInView; });
+        for (i = 0; i < target.length; i++) target[i].orInView = false;
+        if (leaving.length) putAway(table, leaving);
+        var first = target.slice(0, LIMIT);
+        first.forEach(function (row) { priceRow(table, row); });
+        show(first, true);
+        pending = target.slice(LIMIT);
         if (count) {
           count.textContent = matches + " of " + rows.length + " recipes" +
-            (target < matches ? " (first " + target + " shown)" : "");
+            (target.length < matches ? " (first " + target.length + " shown)" : "");
         }
-        more.hidden = target >= matches;
+        more.hidden = target.length >= matches;
         button.textContent = "Show all " + matches + " matching recipes";
         if (pending.length) {
           table.setAttribute("data-or-filling", "");
@@ -242,6 +337,9 @@
           table.removeAttribute("data-or-filling");
         }
       }
+
+      // Every row waits out of view at first; apply() brings the rows in view into the body.
+      putAway(table, rows.filter(function (row) { return row.parentNode !== body; }));
 
       function refilter() {
         showAll = false;
@@ -253,15 +351,12 @@
       selects.forEach(function (s) { s.addEventListener("change", refilter); });
       if (text) text.addEventListener("input", refilter);
       button.addEventListener("click", function () { showAll = true; apply(); });
-      // A sort re-appends every row: hidden rows cost it no layout, so hide them all first; afterwards the
-      // rows shown are the first matches in the new order.
-      table.addEventListener("or:beforesort", function () {
-        rows.forEach(function (row) { if (!row.hidden) row.hidden = true; });
-      });
-      table.addEventListener("or:sorted", function () {
-        rows = Array.prototype.slice.call(body.rows);
+      // A sort gives the new order: the rows shown are then the first matches in it.
+      table.orPlace = function (order) {
+        rows = order;
+        table.orRows = order;
         apply();
-      });
+      };
       apply();
     });
   }
@@ -412,9 +507,14 @@
   function wallClockDays(gpuHours, gpuCount) { return gpuHours / gpuCount / 24.0; }
 
   // formatting.usd_short: cents, or three decimals below ten cents.
+  // One formatter per precision, made once: toLocaleString builds one per call, most of a reprice's time at
+  // 10,000 rows. Same digits (toLocaleString is Intl.NumberFormat).
+  var CENTS = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  var MILLS = new Intl.NumberFormat("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+  var DAYS = [new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }),
+              new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 })];
   function usdShort(value) {
-    var places = Math.abs(value) < 0.1 ? 3 : 2;
-    return "$" + value.toLocaleString("en-US", { minimumFractionDigits: places, maximumFractionDigits: places });
+    return "$" + (Math.abs(value) < 0.1 ? MILLS : CENTS).format(value);
   }
   function compact(value, unit) {
     var steps = [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "k"]];
@@ -456,45 +556,101 @@
     return cell.orServed;
   }
 
+  // A row's figure cells and numbers, read once (a reprice at 10,000 rows must not query each row again).
+  function rowFigures(row) {
+    if (!row.orFig) {
+      var tokens = row.querySelector('[data-or-col="tokens"]');
+      row.orFig = { tokens: parseFloat(tokens.getAttribute("data-sort")), usd: row.querySelector('[data-or-col="usd"]'),
+                    train: row.querySelector('[data-or-col="train"]'), count: parseInt(row.dataset.gpu_count, 10),
+                    type: row.dataset.gpu_type };
+    }
+    return row.orFig;
+  }
+
+  function repriceUsd(cell, type, own, tokens) {
+    if (own !== undefined) {
+      var usd = usdPerMillion(own, 1, tokens);
+      served(cell);
+      cell.setAttribute("data-sort", String(usd));
+      cell.textContent = usdShort(usd);
+      cell.classList.add("or-own-price");
+      cell.title = "at your $" + own + " per " + type + " GPU-hour";
+    } else if (cell.orServed) {
+      cell.setAttribute("data-sort", cell.orServed.sort);
+      cell.textContent = cell.orServed.text;
+      cell.classList.remove("or-own-price");
+      cell.removeAttribute("title");
+      cell.orServed = null;
+    }
+  }
+
+  function repriceTrain(train, fig, price, budget) {
+    if (!budget) {
+      if (train.orBudget) {
+        train.textContent = "";
+        train.setAttribute("data-sort", "");
+        train.orBudget = null;
+      }
+      return;
+    }
+    var hours = gpuHoursForTokens(budget, fig.tokens);
+    var days = wallClockDays(hours, fig.count);
+    var dollars = price !== undefined ? trainingUsd(hours, price) : null;
+    train.orBudget = budget;
+    train.setAttribute("data-gpu-hours", String(hours));
+    train.setAttribute("data-days", String(days));
+    train.setAttribute("data-usd", dollars === null ? "" : String(dollars));
+    train.setAttribute("data-sort", dollars === null ? "" : String(dollars));
+    train.textContent = compact(hours) + " GPU-h \u00b7 " + (dollars === null ? "\u2013" : compact(dollars, "$")) +
+      " \u00b7 " + DAYS[days < 10 ? 1 : 0].format(days) + " d";
+  }
+
+  // Every row of every recipe table: the rows in view first (the table's order), so that they are right in the
+  // frame this change paints. A row whose price and budget are unchanged since its last reprice is skipped.
+  // The prices in force ({prices, defaults, budget}), set by reprice(); a row is brought up to them once.
+  var priced = null;
+
+  function priceRow(table, row) {
+    if (!priced) return;
+    var fig = rowFigures(row), own = priced.prices[fig.type], budget = priced.budget;
+    var price = own !== undefined ? own : priced.defaults[fig.type];
+    if (row.orPriced === price && row.orOwn === own && row.orBudget === budget) return;
+    row.orPriced = price;
+    row.orOwn = own;
+    row.orBudget = budget;
+    row.orKeys = null;
+    repriceUsd(fig.usd, fig.type, own, fig.tokens);
+    if (fig.train) repriceTrain(fig.train, fig, price, budget);
+  }
+
+  // A table above DETACH rows reprices the rows out of view after the frame that shows the new figures, 2,000
+  // a task (they are out of the document: nothing reads them there); a sort or a CSV brings them up first.
+  function flushPrices(table) {
+    if (!table.orStale) return;
+    table.orStale = false;
+    table.orRows.forEach(function (row) { priceRow(table, row); });
+  }
+
+  function repriceLater(table) {
+    table.orStale = true;
+    var rows = table.orRows, at = 0, token = {};
+    table.orStaleToken = token;
+    function step() {
+      if (table.orStaleToken !== token || !table.orStale) return;
+      for (var end = Math.min(at + 2000, rows.length); at < end; at++) priceRow(table, rows[at]);
+      if (at < rows.length) setTimeout(step, 0); else table.orStale = false;
+    }
+    requestAnimationFrame(function () { setTimeout(step, 0); });
+  }
+
   function reprice(root, prices, defaults, budget) {
+    priced = { prices: prices, defaults: defaults, budget: budget };
     root.querySelectorAll("table.or-sortable").forEach(function (table) {
       if (budget) table.setAttribute("data-or-budget-on", ""); else table.removeAttribute("data-or-budget-on");
-      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
-        var type = row.dataset.gpu_type;
-        var tokens = parseFloat(row.querySelector('[data-or-col="tokens"]').getAttribute("data-sort"));
-        var usdCell = row.querySelector('[data-or-col="usd"]');
-        var own = prices[type];
-        if (own !== undefined) {
-          var usd = usdPerMillion(own, 1, tokens);
-          served(usdCell);
-          usdCell.setAttribute("data-sort", String(usd));
-          usdCell.textContent = usdShort(usd);
-          usdCell.classList.add("or-own-price");
-          usdCell.title = "at your $" + own + " per " + type + " GPU-hour";
-        } else if (usdCell.orServed) {
-          usdCell.setAttribute("data-sort", usdCell.orServed.sort);
-          usdCell.textContent = usdCell.orServed.text;
-          usdCell.classList.remove("or-own-price");
-          usdCell.removeAttribute("title");
-        }
-        var train = row.querySelector('[data-or-col="train"]');
-        if (!train) return;
-        if (!budget) {
-          train.textContent = "";
-          train.setAttribute("data-sort", "");
-          return;
-        }
-        var hours = gpuHoursForTokens(budget, tokens);
-        var days = wallClockDays(hours, parseInt(row.dataset.gpu_count, 10));
-        var price = own !== undefined ? own : defaults[type];
-        var dollars = price !== undefined ? trainingUsd(hours, price) : null;
-        train.setAttribute("data-gpu-hours", String(hours));
-        train.setAttribute("data-days", String(days));
-        train.setAttribute("data-usd", dollars === null ? "" : String(dollars));
-        train.setAttribute("data-sort", dollars === null ? "" : String(dollars));
-        train.textContent = compact(hours) + " GPU-h \u00b7 " + (dollars === null ? "\u2013" : compact(dollars, "$")) +
-          " \u00b7 " + days.toLocaleString("en-US", { maximumFractionDigits: days < 10 ? 1 : 0 }) + " d";
-      });
+      // The rows in view first (the frame shows them), then the others (hidden, cheap to write).
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) { priceRow(table, row); });
+      if (table.orDetach) repriceLater(table);
+      else (table.orRows || []).forEach(function (row) { priceRow(table, row); });
     });
     root.querySelectorAll("[data-or-repriced]").forEach(function (tiles) {
       var type = tiles.dataset.gpu_type, own = prices[type];
@@ -504,6 +660,51 @@
       value.textContent = own !== undefined ? usdShort(usdPerMillion(own, 1, parseFloat(tiles.dataset.orTokens)))
                                             : value.orServed;
     });
+    root.querySelectorAll("[data-or-cheapest]").forEach(function (cell) { repriceCheapest(cell, prices); });
+  }
+
+  // The home page's lowest $ / 1M tokens per model. At a price of one's own, a GPU type's fastest recipe is its
+  // cheapest ($ / 1M is the price over tokens/s); at the served figures each recipe has its own catalog instance.
+  // So Python lists, per GPU type, its fastest recipe and its cheapest served one (render._cheapest_candidates),
+  // and the lowest at the prices in force is the model's cheapest; ties go to the first listed.
+  function repriceCheapest(cell, prices) {
+    var candidates = cell.orCandidates;
+    if (!candidates) {
+      try { candidates = JSON.parse(cell.getAttribute("data-or-cheapest")); } catch (e) { return; }
+      cell.orCandidates = candidates;
+    }
+    var best = null, bestUsd = null;
+    candidates.forEach(function (t) {
+      var own = prices[t.gpu_type];
+      var c = own !== undefined ? t.fastest : t.served;
+      if (!c) return;
+      var usd = own !== undefined ? usdPerMillion(own, 1, c.tokens) : c.usd;
+      if (bestUsd === null || usd < bestUsd) { best = c; bestUsd = usd; best.own = own !== undefined; }
+    });
+    var link = cell.querySelector("a"), on = cell.nextElementSibling;
+    if (!best) {
+      cell.textContent = "\u2013";
+      if (on) on.textContent = "";
+      cell.removeAttribute("data-sort");
+      return;
+    }
+    if (!link) {
+      cell.textContent = "";
+      link = document.createElement("a");
+      cell.appendChild(link);
+    }
+    link.href = best.href;
+    link.title = best.id;
+    link.textContent = usdShort(bestUsd);
+    cell.setAttribute("data-sort", String(bestUsd));
+    cell.setAttribute("data-or-cheapest-id", best.id);
+    cell.classList.toggle("or-own-price", best.own);
+    if (on) {
+      on.textContent = "";
+      var small = document.createElement("small");
+      small.textContent = best.gpus + ", " + best.label;
+      on.appendChild(small);
+    }
   }
 
   function initDecide(root) {
@@ -573,7 +774,14 @@
     if (!table || table.dataset.orPickReady) return;
     table.dataset.orPickReady = "1";
     var chosen = idList(params().get("compare"));
-    var boxes = Array.prototype.slice.call(root.querySelectorAll("input[data-or-compare]"));
+    // Every row's box, in the document or not (a large table keeps rows out of view out of it).
+    var boxes = [];
+    root.querySelectorAll("table.or-sortable").forEach(function (t) {
+      (t.orRows || []).forEach(function (row) {
+        var box = row.querySelector("input[data-or-compare]");
+        if (box) boxes.push(box);
+      });
+    });
     var bar = document.createElement("div");
     bar.className = "or-compare-bar";
     bar.setAttribute("role", "region");
@@ -724,6 +932,7 @@
   function init() {
     accessibility(document);
     openFoldsFor(location.hash);
+    initRows(document);
     initFilters(document);
     initDecide(document);
     initSort(document);
