@@ -673,13 +673,13 @@
       try { candidates = JSON.parse(cell.getAttribute("data-or-cheapest")); } catch (e) { return; }
       cell.orCandidates = candidates;
     }
-    var best = null, bestUsd = null;
+    var best = null, bestUsd = null, bestOwn = false;
     candidates.forEach(function (t) {
       var own = prices[t.gpu_type];
       var c = own !== undefined ? t.fastest : t.served;
       if (!c) return;
       var usd = own !== undefined ? usdPerMillion(own, 1, c.tokens) : c.usd;
-      if (bestUsd === null || usd < bestUsd) { best = c; bestUsd = usd; best.own = own !== undefined; }
+      if (bestUsd === null || usd < bestUsd) { best = c; bestUsd = usd; bestOwn = own !== undefined; }
     });
     var link = cell.querySelector("a"), on = cell.nextElementSibling;
     if (!best) {
@@ -698,7 +698,7 @@
     link.textContent = usdShort(bestUsd);
     cell.setAttribute("data-sort", String(bestUsd));
     cell.setAttribute("data-or-cheapest-id", best.id);
-    cell.classList.toggle("or-own-price", best.own);
+    cell.classList.toggle("or-own-price", bestOwn);
     if (on) {
       on.textContent = "";
       var small = document.createElement("small");
