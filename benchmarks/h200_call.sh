@@ -14,6 +14,7 @@
 #   bash benchmarks/h200_call.sh conv1            convergence arms (markov stream, 100 steps, 20 warm-up): the 3B
 #                                                 recipe, the 1B reference arm and the 1B SDPA recipe
 #   bash benchmarks/h200_call.sh conv2            the 3B reference arm
+#   bash benchmarks/h200_call.sh conv-lr1e-4      the 1B pair of conv1 again at lr 1e-4
 #   bash benchmarks/h200_call.sh conv3            the 1B unfused recipe as a candidate arm (2.4 s a step)
 #   bash benchmarks/h200_call.sh final NAME=RECIPE...   remeasure each recipe (evidence), repeat the first, and the
 #                                                       transformers baseline against the first's engine log
@@ -75,6 +76,11 @@ conv2)  # the 3B reference arm alone (the device time left after conv1 holds no 
   ;;
 conv3)
   engine conv-1b-unfused 400 $RU $CONV
+  ;;
+conv-lr1e-4)  # conv1's 1B pair spiked after the warm-up at lr 3e-4 (both arms, grad norms > 100): again at 1e-4
+  engine conv-1b-reference-lr1e-4 170 $R1 $CONV --lr 1e-4 $PLAIN
+  engine conv-1b-sdpa-lr1e-4 150 $R1 $CONV --lr 1e-4
+  compare conv-1b-sdpa-lr1e-4 conv-1b-reference-lr1e-4
   ;;
 profile)  # where a 3B step's GPU time goes, with and without the wgrad fusion
   TAILN=40 step profile-3b-nowgrad 150 python3 benchmarks/engine_profile.py $R3 --out "$W/profile-3b-nowgrad.json" \
