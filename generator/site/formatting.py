@@ -48,8 +48,9 @@ def short_places(value: float) -> int:
 
 
 def short(value: float | None) -> str:
-    """A figure in a table at its meaningful precision: 4,612 rather than 4,612.00."""
-    return DASH if value is None else number(value, short_places(value))
+    """A figure in a table at its meaningful precision: 4,612 rather than 4,612.00, and never more decimals than the
+    value carries (a publication's 7 tokens/s stays 7, not 7.00)."""
+    return DASH if value is None else number(value, min(short_places(value), figures.decimals(value)))
 
 
 def usd_short(value: float | None) -> str:

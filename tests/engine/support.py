@@ -19,7 +19,7 @@ TINY_CARD = {
             "attention": {"global": {"kv_heads": 2, "head_dim": 16}}, "layer_pattern": ["global"],
             "vocab_size": 128, "tied_embeddings": True, "norm_eps": 1.0e-5, "rope_base": 10000.0,
         },
-        "active_params": {"count": 213_248, "includes_norms": True, "source": "tests/engine/support.py"},
+        "active_params": {"count": 156_224, "includes_norms": True, "source": "tests/engine/support.py"},
         "source": "tests/engine/support.py (a test shape, not a real model)",
         "date": "2026-12-02",
     }
@@ -41,7 +41,7 @@ def recipe_dict(*, tp: int = 1, pp: int = 1, dp: int = 1, sp: bool = False, spli
                    "ep": 1, "dp": dp, "sequence_parallel": sp,
                    "layer_split": {"first": split[0], "last": split[1]} if split else None,
                    "rows_per_microbatch": mbs, "recompute": {"granularity": "none"}},
-        "result": {"tokens_per_s_per_gpu": 1.0, "active_params": {"count": 213_248}, "steps_per_run": steps},
+        "result": {"tokens_per_s_per_gpu": 1.0, "active_params": {"count": 156_224}, "steps_per_run": steps},
         "run": "python -m runner train RECIPE",
     }
 
@@ -52,7 +52,7 @@ def make_registry(tmp: Path, **layout) -> Path:
     for name in ("gpus.yaml", "instances.yaml"):
         shutil.copy(ROOT / "catalog" / name, tmp / "catalog" / name)
     (tmp / "catalog" / "models" / "tiny-llama-test.yaml").write_text(yaml.safe_dump(TINY_CARD, sort_keys=False))
-    path = tmp / "recipes" / "tiny-llama-test" / "cpu" / "test.yaml"
+    path = tmp / "recipes" / "tiny-llama-test" / "h200" / "test.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(recipe_dict(**layout), sort_keys=False))
     return path

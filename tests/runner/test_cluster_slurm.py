@@ -110,7 +110,7 @@ def test_dry_run_prints_the_batch_script_and_submits_nothing(tmp_path: Path) -> 
     assert "cpu_train.py" not in script
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
     # No job folder written (the runner's lock lives under .openrecipes-runs too), no job queued.
-    assert not list(tmp_path.rglob("job.sbatch")) and not _jobs_named(slurm.job_name("tiny-llama-test/cpu/test"))
+    assert not list(tmp_path.rglob("job.sbatch")) and not _jobs_named(slurm.job_name("tiny-llama-test/h200/test"))
     assert "nothing submitted" in out and not recipe.with_name("test.evidence.json").exists()
 
 
@@ -176,7 +176,7 @@ def test_timeout_cancels_the_job_and_writes_nothing(tmp_path: Path) -> None:
     assert time.monotonic() - started < 60
     assert "passed --timeout 4 s" in proc.stderr and "cancelled (scancel, now CANCELLED)" in proc.stderr
     assert recipe.read_bytes() == before and not recipe.with_name("test.evidence.json").exists()
-    assert not _jobs_named(slurm.job_name("tiny-llama-test/cpu/test"))
+    assert not _jobs_named(slurm.job_name("tiny-llama-test/h200/test"))
 
 
 @pytest.mark.usefixtures("slurm_up")

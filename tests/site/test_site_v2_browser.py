@@ -441,7 +441,8 @@ def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001
 
 # Items 4-5: your own prices, cost to train. The browser's figures against generator.figures' for every recipe.
 
-OWN_PRICES = {"B200": 5.25, "B300": 6.1, "GB200": 7.3, "GB300": 8.45, "H100": 2.99, "H200": 3.77}
+OWN_PRICES = {"A100": 1.79, "A100-40GB": 1.29, "H100-96GB": 3.15, "B200": 5.25, "B300": 6.1, "GB200": 7.3,
+              "GB300": 8.45, "H100": 2.99, "H200": 3.77}
 
 
 def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
