@@ -338,6 +338,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
                           ("Attention heads", str(a.attention_heads)), ("Vocabulary", fmt.integer(a.vocab_size))]
         body = env.get_template("group.md.j2").render(
             heading=f"{model}", kind="model", facts=facts,
+            best=views.best_layouts(run.rows(group, src), by="gpu_type"),
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
@@ -355,7 +356,8 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
                      ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
         body = env.get_template("group.md.j2").render(
-            heading=f"{gpu_type}", kind="GPU", facts=facts, table=run.table(group, src, "or-group"), references=[],
+            heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
+            table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False),
             all_href=views.href(src, "recipes.md"))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))

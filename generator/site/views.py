@@ -533,6 +533,33 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
     }
 
 
+def training_kind(loaded: LoadedRecipe) -> str:
+    """'LoRA', 'SFT' or 'pre-training', from the recipe name's words (the importers name fine-tuning rows so:
+    'mb-26.06-dgx-gb200-8gpu-fp8-cs-lora'). Their tokens/s are not a layout choice against pre-training's."""
+    words = set(loaded.id.split("/")[-1].lower().split("-"))
+    return "LoRA" if "lora" in words else "SFT" if "sft" in words else "pre-training"
+
+
+def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:
+    """The fastest recipe (tokens/s per GPU) for each GPU count, per `by` ("gpu_type" on a model page, "model" on a
+    GPU page), precision, sequence length and training kind (none of those is a layout choice): the rows a page
+    leads with. `pairs` come fastest first (render._Render.rows), so the first of each key is its best; `tried`
+    counts the key's recipes."""
+    best: dict[tuple[str, int, str, int, str], dict[str, Any]] = {}
+    for loaded, row in pairs:
+        r = loaded.recipe
+        key = (row[by], r.gpu.count, r.workload.precision.value, r.workload.row_tokens, training_kind(loaded))
+        if key in best:
+            best[key]["tried"] += 1
+            continue
+        best[key] = {"what": row[by], "what_href": row["gpu_href" if by == "gpu_type" else "model_href"],
+                     "gpu_count": r.gpu.count, "precision": fmt.peak_name(key[2]),
+                     "sequence": fmt.integer(key[3]), "kind": key[4], "href": row["href"], "id": row["id"],
+                     "name": row["short_name"], "label": row["label"], "tokens": row["tokens"], "mfu": row["mfu"],
+                     "tried": 1}
+    return [best[k] for k in sorted(best, key=lambda k: (k[0].lower(), k[1], k[4] != "pre-training", k[4], k[2], k[3]))]
+
+
 def compact_name(loaded: LoadedRecipe) -> str:
     """A recipe's name without what its row's other columns already say (GPU type, GPU count, "dgx"):
     'mb-25.09-dgx-gb200-256gpu-fp8-cs-tokendrop' -> 'mb-25.09-fp8-cs-tokendrop'. The full id is the link's title."""
