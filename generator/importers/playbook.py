@@ -274,7 +274,7 @@ def failure_reason(row: Row) -> str:
     if row.figures is None:
         return base + ", with no figures (nan)"
     f = row.figures
-    return base + (f", though its text states MFU {f.mfu_percent:g}%, {f.tokens_per_s_per_gpu:,} tok/s/gpu and "
+    return base + (f", though its text states MFU {f.mfu_percent:.1f}%, {f.tokens_per_s_per_gpu:,} tok/s/gpu and "
                    f"{f.memory_gb:g} GB")
 
 
@@ -341,7 +341,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
         f"figure: the {c.model} model on {c.nodes} node{'s' if c.nodes > 1 else ''}, {row.where()} of the document "
         f"(entry {row.index} of its cell's hover texts).",
         f"Not re-measured here. Stated by the row: DP {c.dp}, TP {c.tp}, PP {c.pp}, ZeRO stage {c.zero}, MBS {c.mbs}, "
-        f"GradAcc {c.grad_acc}, GBS {c.gbs} sequences; MFU {f.mfu_percent:g}%, {f.tokens_per_s_per_gpu:,} tok/s per "
+        f"GradAcc {c.grad_acc}, GBS {c.gbs} sequences; MFU {f.mfu_percent:.1f}%, {f.tokens_per_s_per_gpu:,} tok/s per "
         f"GPU, {f.tokens_per_s:,} tok/s, GPU memory {f.memory_gb:g} GB. The sequence length (4,096) and the 8 H100 "
         "per node are the playbook's text; the architecture is nanotron's sweep script (the model card).",
         "Settings the publication does not state are not invented: recompute is recorded as none, sequence "
@@ -461,21 +461,21 @@ def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
     six_n = "`mfu` is 6N over the same peak (attention not counted), hence lower."
     verdict = mfu_verdict(row, arch, peak)
     if verdict == "count":
-        return (f"The playbook states MFU {f.mfu_percent:g}% under its own count, reproduced here: {count} x "
+        return (f"The playbook states MFU {f.mfu_percent:.1f}% under its own count, reproduced here: {count} x "
                 f"{f.tokens_per_s_per_gpu:,} tok/s / {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}%. {six_n}")
     if verdict == "total":
         total = from_total(row)
-        return (f"The playbook states MFU {f.mfu_percent:g}% under its own count, reproduced from the row's total: "
+        return (f"The playbook states MFU {f.mfu_percent:.1f}% under its own count, reproduced from the row's total: "
                 f"{count} x {f.tokens_per_s:,} tok/s / {row.config.gpus} GPUs ({total:,.2f} per GPU) / "
                 f"{peak / 1e12:g} TFLOP/s = {playbook_mfu(row, arch, peak, total) * 100:.2f}% (from the whole-number "
                 f"{f.tokens_per_s_per_gpu:,} tok/s per GPU: {ours * 100:.2f}%, the per-GPU figure's rounding). {six_n}")
     if verdict == "gqa":
-        return (f"DISCREPANCY: the playbook states MFU {f.mfu_percent:g}%, but {count} x {f.tokens_per_s_per_gpu:,} "
+        return (f"DISCREPANCY: the playbook states MFU {f.mfu_percent:.1f}%, but {count} x {f.tokens_per_s_per_gpu:,} "
                 f"tok/s / {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}%. The same count with {GQA_KV_HEADS} key-value "
                 f"heads (GQA, Llama-3-70B's attention) gives {gqa_mfu(row, arch, peak) * 100:.2f}%, which agrees: "
                 "this row's MFU, and perhaps its run, is of a GQA model, not the card's 64 key-value heads; the "
                 f"hover text does not say which. {six_n}")
-    return (f"DISCREPANCY: the playbook states MFU {f.mfu_percent:g}%, but {count} x {f.tokens_per_s_per_gpu:,} tok/s "
+    return (f"DISCREPANCY: the playbook states MFU {f.mfu_percent:.1f}%, but {count} x {f.tokens_per_s_per_gpu:,} tok/s "
             f"/ {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}% (from the total tok/s: "
             f"{playbook_mfu(row, arch, peak, from_total(row)) * 100:.2f}%); the difference is beyond the stated "
             f"figure's rounding and is not explained. {six_n}")
