@@ -38,16 +38,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(format_problems(problems, "text"))
         print(f"{len(problems)} problem(s) in {len({p.path for p in problems})} file(s)", file=sys.stderr)
     else:
-        print(f"ok: {run.files} recipe(s) checked, no problems")
+        failed = f" and {run.failed_files} failed-layouts file(s)" if run.failed_files else ""
+        print(f"ok: {run.files} recipe(s){failed} checked, no problems")
     return 1 if problems else 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from generator.schema import schema_path, schema_text, write_schemas
+    from generator.schema import SCHEMAS, schema_path, schema_text, write_schemas
 
     root = _root()
     if args.check:
-        stale = [n for n in ("recipe", "gpus", "instances", "models")
+        stale = [n for n in SCHEMAS
                  if not schema_path(root, n).exists() or schema_path(root, n).read_text() != schema_text(n)]
         for name in stale:
             print(f"schema/{name}.schema.yaml is not what the models generate; run `python -m generator schema`")

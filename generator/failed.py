@@ -8,11 +8,12 @@ its publication (document URL, commit, line and column), as a reported recipe do
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from generator.load import read_yaml, validation_problems
+from generator.load import YamlDocument, read_yaml, validation_problems
 from generator.models import MAX_COUNT, MAX_PARALLEL, HttpUrl
 from generator.problems import InputError, Problem
 
@@ -76,26 +77,47 @@ def path_for(root: Path, model_slug: str) -> Path:
     return root / FOLDER / f"{model_slug}.yaml"
 
 
-def load(path: Path, root: Path) -> tuple[FailedLayouts | None, list[Problem]]:
-    """One file, strictly read and validated; problems (path:line:col) instead of an exception."""
+def files(root: Path) -> list[Path]:
+    """failed/*.yaml (and *.YAML, as recipes are found), in name order."""
+    folder = root / FOLDER
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".yaml")
+
+
+def read(path: Path, root: Path) -> tuple[YamlDocument | None, FailedLayouts | None, list[Problem]]:
+    """One file, strictly read and validated: its document (positions for later problems), its data, its problems
+    (path:line:col) instead of an exception. A fifo, device or folder is never opened."""
     display = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return None, None, [Problem(display, 1, 1, "(document)", f"cannot read file: {exc.strerror or exc}")]
+    if not stat.S_ISREG(mode):
+        return None, None, [Problem(display, 1, 1, "(document)", "not a regular file (never read)")]
     try:
         doc = read_yaml(path, display)
     except InputError as exc:
-        return None, list(exc.problems)
+        return None, None, list(exc.problems)
     if doc.problems:
-        return None, list(doc.problems)
+        return doc, None, list(doc.problems)
     try:
-        return FailedLayouts.model_validate(doc.data), []
+        return doc, FailedLayouts.model_validate(doc.data), []
     except ValidationError as exc:
-        return None, validation_problems(doc, FailedLayouts, exc)
+        return doc, None, validation_problems(doc, FailedLayouts, exc)
+
+
+def load(path: Path, root: Path) -> tuple[FailedLayouts | None, list[Problem]]:
+    """One file's data and problems (read's, without the document)."""
+    _, data, problems = read(path, root)
+    return data, problems
 
 
 def load_all(root: Path) -> tuple[dict[str, FailedLayouts], list[Problem]]:
     """Every failed/*.yaml under root by model name, and the problems of those that do not validate."""
     out: dict[str, FailedLayouts] = {}
     problems: list[Problem] = []
-    for path in sorted((root / FOLDER).glob("*.yaml")):
+    for path in files(root):
         data, found = load(path, root)
         problems.extend(found)
         if data is not None:

@@ -1,4 +1,4 @@
-"""JSON Schema (2020-12) of the recipe and the catalogs, generated from the models."""
+"""JSON Schema (2020-12) of the recipe, the catalogs and the failed layouts, generated from the models."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel
 
 from generator.catalog import GpuCatalog, InstanceCatalog, _ModelFile
+from generator.failed import FailedLayouts
 from generator.models import Recipe
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -19,9 +20,10 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "gpus": GpuCatalog,
     "instances": InstanceCatalog,
     "models": _ModelFile,
+    "failed": FailedLayouts,
 }
 TITLES = {"gpus": "OpenRecipes GPU catalog", "instances": "OpenRecipes instance catalog",
-          "models": "OpenRecipes model catalog"}
+          "models": "OpenRecipes model catalog", "failed": "OpenRecipes failed layouts (failed/<model slug>.yaml)"}
 
 
 def json_schema(name: str) -> dict[str, Any]:

@@ -16,9 +16,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import evidence
+from generator import evidence, failed
 from generator.catalog import Catalog
-from generator.check import layout, parameters, references, results, sidecar, status
+from generator.check import failed_layouts, layout, parameters, references, results, sidecar, status
 from generator.check.cache import CheckCache
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
@@ -42,6 +42,7 @@ class CheckRun:
     files: int
     problems: list[Problem]
     warnings: list[str] = field(default_factory=list)
+    failed_files: int = 0  # failed-layouts files (failed/*.yaml) checked beside the recipes
 
 
 def _content_digest(path: Path) -> str:
@@ -69,7 +70,10 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
     catalog = Catalog.load(root)
     cache = CheckCache(root, today, cache_folder) if use_cache else None
     problems = list(catalog.problems)
-    files = recipe_files(root, list(paths) if paths else None)
+    failed_paths, paths = _split_failed(root, list(paths) if paths else None)
+    failed_paths = failed.files(root) if failed_paths is None else failed_paths
+    problems.extend(failed_layouts.check(root, catalog, failed_paths))
+    files = recipe_files(root, paths) if paths is None or paths else []
     targets = _gather(files, root, cache, problems)
     misses = [t for t in targets if t.found is None]
     for target, (rid, found) in zip(misses, _check_files(misses, root, catalog, today, jobs), strict=True):
@@ -81,7 +85,25 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
         problems.extend(target.found or [])
         _note_id(ids, target.rid, target.display, problems)
     warnings = [w for w in [cache.save() if cache else None] if w]
-    return CheckRun(len(files), sorted(set(problems)), warnings)
+    return CheckRun(len(files), sorted(set(problems)), warnings, len(failed_paths))
+
+
+def _split_failed(root: Path, paths: list[Path] | None) -> tuple[list[Path] | None, list[Path] | None]:
+    """The failed-layouts files among the given paths (the failed/ folder: all of them) and the rest; with no paths,
+    every failed-layouts file and the whole registry."""
+    if paths is None:
+        return None, None
+    folder = (root / failed.FOLDER).absolute()
+    chosen: list[Path] = []
+    rest: list[Path] = []
+    for p in paths:
+        if p.absolute() == folder:
+            chosen.extend(failed.files(root))
+        elif p.absolute().parent == folder:
+            chosen.append(p)
+        else:
+            rest.append(p)
+    return chosen, rest
 
 
 @dataclass

@@ -1,0 +1,49 @@
+"""failed/<model slug>.yaml as check sees it: each file read and validated as the site reads it (generator/failed.py),
+then what it refers to: its model and each GPU type in the catalog, the file named after its model, and each layout
+filling its GPUs (DP x TP x PP = the GPU count, whole nodes). The global batch is the publication's statement (the
+playbook states some that contradict DP x MBS x GradAcc) and is not judged here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator import failed
+from generator.catalog import Catalog
+from generator.load import YamlDocument, field_name
+from generator.problems import Problem
+
+
+def check(root: Path, catalog: Catalog, paths: list[Path]) -> list[Problem]:
+    """Problems of the given failed-layouts files."""
+    problems: list[Problem] = []
+    for path in paths:
+        doc, data, found = failed.read(path, root)
+        problems.extend(found)
+        if doc is not None and data is not None:
+            problems.extend(_references(path, doc, data, catalog))
+    return problems
+
+
+def _references(path: Path, doc: YamlDocument, data: failed.FailedLayouts, catalog: Catalog) -> list[Problem]:
+    def at(message: str, *where: str | int) -> Problem:
+        line, col = doc.positions.get(tuple(where), (1, 1))
+        return Problem(doc.path, line, col, field_name(where), message)
+
+    out = []
+    if data.model not in catalog.models:
+        out.append(at(f"unknown model {data.model!r}: not in catalog/models/", "model"))
+    elif path.stem != catalog.model_slugs.get(data.model, path.stem):
+        out.append(at(f"the file for {data.model} is {failed.FOLDER}/{catalog.model_slugs[data.model]}.yaml",
+                      "model"))
+    for i, entry in enumerate(data.layouts):
+        gpu, shape = entry.gpu, entry.layout
+        if gpu.type not in catalog.gpus:
+            out.append(at(f"unknown GPU type {gpu.type!r}: not in catalog/gpus.yaml", "layouts", i, "gpu", "type"))
+        product = shape.dp * shape.tp * shape.pp
+        if product != gpu.count:
+            out.append(at(f"DP {shape.dp} x TP {shape.tp} x PP {shape.pp} = {product}, not the {gpu.count} GPUs "
+                          "it was tried on", "layouts", i, "layout", "dp"))
+        if gpu.count > gpu.per_node and gpu.count % gpu.per_node:
+            out.append(at(f"{gpu.count} GPUs is not a whole number of {gpu.per_node}-GPU nodes",
+                          "layouts", i, "gpu", "count"))
+    return out

@@ -1,0 +1,104 @@
+"""`python -m generator check` covers failed/<model>.yaml as it covers recipes: the committed files pass, and each kind
+of bad input is one located problem (path:line:col: field: message), never a traceback, a hang or silence."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.check import check_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "failed" / "playbook-llama-8b.yaml"
+
+
+def _registry(tmp: Path, text: str, name: str = "playbook-llama-8b.yaml") -> Path:
+    shutil.copytree(ROOT / "catalog", tmp / "catalog")
+    (tmp / "recipes").mkdir()
+    (tmp / "failed").mkdir()
+    (tmp / "failed" / name).write_text(text, encoding="utf-8")
+    return tmp
+
+
+def _first_entry_text() -> str:
+    """The committed file cut to its first layout (a real entry, as the importer wrote it)."""
+    data = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
+    data["layouts"] = data["layouts"][:1]
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", *args], cwd=root,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_committed_failed_layouts_pass_and_are_counted() -> None:
+    run = check_tree(ROOT, use_cache=False)
+    assert run.failed_files == len(list((ROOT / "failed").glob("*.yaml"))) >= 4
+    assert not [p for p in run.problems if p.path.startswith("failed/")]
+
+
+def test_a_clean_copy_passes(tmp_path: Path) -> None:
+    root = _registry(tmp_path, _first_entry_text())
+    done = _check(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "ok: 0 recipe(s) and 1 failed-layouts file(s) checked, no problems"
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    # (old text, new text) on the first entry, and the one problem line it must give
+    (("  layout:\n    dp: ", "  layout:\n    dp: 3\n    was_dp: "),
+     "failed/playbook-llama-8b.yaml:{line}:5: layouts[0].layout.was_dp: unknown field"),
+    (("model: Playbook-Llama-8B", "model: Playbook-Llama-9B"),
+     "failed/playbook-llama-8b.yaml:1:8: model: unknown model 'Playbook-Llama-9B': not in catalog/models/"),
+    (("    type: H100", "    type: H900"),
+     "failed/playbook-llama-8b.yaml:{line}:11: layouts[0].gpu.type: unknown GPU type 'H900': not in catalog/gpus.yaml"),
+])
+def test_each_bad_entry_is_one_located_problem(tmp_path: Path, edit: tuple[str, str], expected: str) -> None:
+    text = _first_entry_text()
+    assert edit[0] in text
+    bad = text.replace(edit[0], edit[1], 1)
+    root = _registry(tmp_path, bad)
+    done = _check(root)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1, lines
+    line = next(n for n, ln in enumerate(bad.splitlines(), 1) if edit[1].splitlines()[-1] in ln)
+    assert lines[0].startswith(expected.format(line=line)), (lines[0], expected.format(line=line))
+
+
+def test_layout_that_does_not_fill_its_gpus(tmp_path: Path) -> None:
+    data = yaml.safe_load(_first_entry_text())
+    shape = data["layouts"][0]["layout"]
+    shape["dp"] = shape["dp"] * 2  # DP x TP x PP now twice the GPU count
+    text = yaml.safe_dump(data, sort_keys=False)
+    root = _registry(tmp_path, text)
+    done = _check(root)
+    dp_line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("dp:"))
+    assert done.returncode == 1
+    assert done.stdout.strip().startswith(f"failed/playbook-llama-8b.yaml:{dp_line}:9: layouts[0].layout.dp: DP "), \
+        done.stdout
+
+
+def test_file_named_for_another_model(tmp_path: Path) -> None:
+    root = _registry(tmp_path, _first_entry_text(), name="playbook-llama-1b.yaml")
+    done = _check(root, "failed")
+    assert done.returncode == 1
+    assert done.stdout.strip() == ("failed/playbook-llama-1b.yaml:1:8: model: the file for Playbook-Llama-8B is "
+                                   "failed/playbook-llama-8b.yaml")
+
+
+def test_broken_yaml_and_a_fifo_are_refused_without_reading(tmp_path: Path) -> None:
+    root = _registry(tmp_path, "model: [unclosed\n")
+    os.mkfifo(root / "failed" / "zz-fifo.yaml")  # opening it would block for ever
+    done = _check(root)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    paths = sorted(ln.split(":", 1)[0] for ln in done.stdout.strip().splitlines())
+    assert paths == ["failed/playbook-llama-8b.yaml", "failed/zz-fifo.yaml"], done.stdout
+    assert "failed/zz-fifo.yaml:1:1: (document): not a regular file (never read)" in done.stdout
