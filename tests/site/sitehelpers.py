@@ -88,9 +88,9 @@ def make_registry(tmp: Path, recipes: dict[str, dict] | None = None, keep_refere
 
 
 def committed_registry(tmp: Path) -> Path:
-    """The committed recipes, catalogs and schema (not the working tree others are editing)."""
+    """The committed recipes, failed layouts, catalogs and schema (not the working tree others are editing)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "archive", "HEAD", "recipes", "catalog", "schema"], cwd=ROOT,
+    archive = subprocess.run(["git", "archive", "HEAD", "recipes", "failed", "catalog", "schema"], cwd=ROOT,
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
     return tmp
