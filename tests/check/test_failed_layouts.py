@@ -4,6 +4,7 @@ of bad input is one located problem (path:line:col: field: message), never a tra
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from generator import failed
 from generator.check import check_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +106,56 @@ def test_broken_yaml_and_a_fifo_are_refused_without_reading(tmp_path: Path) -> N
     paths = sorted(ln.split(":", 1)[0] for ln in done.stdout.strip().splitlines())
     assert paths == ["failed/playbook-llama-8b.yaml", "failed/zz-fifo.yaml"], done.stdout
     assert "failed/zz-fifo.yaml:1:1: (document): not a regular file (never read)" in done.stdout
+
+
+# Fuzzing: text-level mutations of a real two-entry file. Whatever the mutant, check answers with located one-line
+# problems at lines the file has (or none), never an exception; the site's loader agrees on whether the file is valid.
+
+PROBLEM_LINE = re.compile(r"^failed/playbook-llama-8b\.yaml:(\d+):(\d+): \S.*$")
+JUNK = st.sampled_from(["!!int two", "!!bool null", "&a 1", "*a", "[", "{", "'", '"\\x00"', "\x07", "\u202e", "-1",
+                        "1e309", "9" * 4301, "yes", "0200", "0:20", "~", "- x", ": y", "\t", "null", "[[[[[[[[[["])
+
+
+def _two_entries() -> str:
+    data = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
+    data["layouts"] = data["layouts"][:2]
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+TWO = _two_entries()
+
+
+@st.composite
+def mutants(draw: st.DrawFn) -> str:
+    lines = TWO.splitlines()
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["delete", "duplicate", "value", "indent", "swap"]))
+        if op == "delete":
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        elif op == "value" and ":" in lines[i]:
+            key = lines[i].split(":", 1)[0]
+            lines[i] = f"{key}: {draw(JUNK)}"
+        elif op == "indent":
+            lines[i] = " " * draw(st.integers(0, 7)) + lines[i].lstrip()
+        elif op == "swap" and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        if not lines:
+            lines = ["{}"]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=mutants())
+def test_fuzzed_failed_layouts_give_located_problems(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    root = _registry(tmp_path_factory.mktemp("fz"), text)
+    run = check_tree(root, use_cache=False)
+    count = len(text.splitlines()) or 1
+    for problem in run.problems:
+        line = str(problem)
+        assert "\n" not in line and PROBLEM_LINE.match(line), line
+        assert 1 <= problem.line <= count + 1, (line, count)
+    _, data, problems = failed.read(root / "failed" / "playbook-llama-8b.yaml", root)
+    assert (data is None) == bool(problems)  # the site refuses exactly what the loader reports
