@@ -119,6 +119,7 @@
         rows = rows.concat(Array.prototype.slice.call(inert.content.children));
         inert.remove();
       }
+      rows.forEach(function (row, i) { row.orIdx = i; });  // its place as served: columnRanks' index
       table.orRows = rows;
       table.orDetach = rows.length > DETACH;
       var stash = document.createElement("tbody");
@@ -155,61 +156,101 @@
     return raw.toLowerCase();
   }
 
-  // A row's sort key for a header, read once (a reprice forgets a row's keys).
+  // A row's sort key for a header, read once (a reprice forgets the keys of the columns it changes: PRICED).
   function rowKey(row, th, index) {
     var keys = row.orKeys || (row.orKeys = {});
     var column = th.dataset.orSort;
-    if (!(column in keys)) keys[column] = sortKey(row.cells[index], th.dataset.orKind || "text");
-    return keys[column];
+    var key = keys[column];
+    if (key === undefined) key = keys[column] = sortKey(row.cells[index], th.dataset.orKind || "text");
+    return key;
   }
 
-  // Large tables read every row's keys in idle time after load, 1,000 rows a slice, so that the first click on a
-  // header does not (about 40-70 ms at 10,000 rows).
+  // The columns whose keys a price or a budget changes (the cells repriceUsd and repriceTrain write).
+  var PRICED = ["usd", "train"];
+
+  function forgetPriced(table, row) {
+    for (var i = 0; i < PRICED.length; i++) {
+      if (row.orKeys) row.orKeys[PRICED[i]] = undefined;
+      if (table.orRanks) table.orRanks[PRICED[i]] = null;
+    }
+  }
+
+  // A column's rank for each row (indexed by row.orIdx): equal keys share a rank, the smallest key is 0, an
+  // unknown key is -1. Worked out once a column (a reprice forgets the priced columns'), so that a click sorts
+  // numbers in a typed array: calling a comparator ~130,000 times on row objects took most of a sort's script
+  // time at 10,000 rows (benchmarks/site_scale.py).
+  function columnRanks(table, th, index) {
+    var ranks = table.orRanks || (table.orRanks = {});
+    var column = th.dataset.orSort;
+    if (ranks[column]) return ranks[column];
+    var rows = table.orRows, known = [];
+    for (var i = 0; i < rows.length; i++) {
+      var key = rowKey(rows[i], th, index);
+      if (key !== null) known.push({ key: key, at: rows[i].orIdx });
+    }
+    known.sort(function (a, b) { return a.key < b.key ? -1 : (a.key > b.key ? 1 : 0); });
+    var rank = new Int32Array(rows.length).fill(-1), top = -1;
+    for (i = 0; i < known.length; i++) {
+      if (i === 0 || known[i - 1].key < known[i].key) top++;
+      rank[known[i].at] = top;
+    }
+    ranks[column] = { rank: rank, top: top };
+    return ranks[column];
+  }
+
+  // Large tables read every row's keys and rank every column in idle time after load (and after a reprice), so
+  // that a click on a header does not (about 40-70 ms at 10,000 rows for the keys).
   function warmKeys(table) {
+    if (!table.orRows || table.orRows.length <= BIG || !table.tHead) return;
     var heads = Array.prototype.slice.call(table.tHead.rows[0].cells).filter(function (th) { return th.dataset.orSort; });
-    var at = 0;
+    var at = 0, column = 0, token = {};
+    table.orWarmToken = token;
     var later = window.requestIdleCallback || function (f) { return setTimeout(f, 50); };
     function slice() {
+      if (table.orWarmToken !== token) return;  // a newer warm-up took over
       var rows = table.orRows;
-      for (var end = Math.min(at + 1000, rows.length); at < end; at++) {
-        for (var h = 0; h < heads.length; h++) rowKey(rows[at], heads[h], heads[h].cellIndex);
+      if (at < rows.length) {
+        for (var end = Math.min(at + 1000, rows.length); at < end; at++) {
+          for (var h = 0; h < heads.length; h++) rowKey(rows[at], heads[h], heads[h].cellIndex);
+        }
+      } else {
+        columnRanks(table, heads[column], heads[column].cellIndex);
+        column++;
       }
-      if (at < rows.length) later(slice);
+      if (column < heads.length) later(slice);
     }
-    if (table.orRows && table.orRows.length > BIG) later(slice);
+    later(slice);
   }
 
-  function sortRows(table, th, direction) {
+  // A stable sort of the table's rows on a column (ties keep their current order), unknown keys last in both
+  // directions: each row's rank folded with its current place into one number, sorted natively.
+  function sortRows(table, th, direction, split) {
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
     var body = table.tBodies[0];
-    var sign = direction === "descending" ? -1 : 1;
-    // Each row's key per column is read once (a reprice forgets a row's keys): at 10,000 rows, reading the cells
-    // again was most of a sort's time.
     flushPrices(table);
-    var keyed = (table.orRows || Array.prototype.slice.call(body.rows)).map(function (row, i) {
-      return { row: row, key: rowKey(row, th, index), i: i };
-    });
-    keyed.sort(function (a, b) {
-      if (a.key === null || b.key === null) {
-        if (a.key === b.key) return a.i - b.i;
-        return a.key === null ? 1 : -1;  // unknown last, whichever the direction
-      }
-      if (a.key < b.key) return -sign;
-      if (a.key > b.key) return sign;
-      return a.i - b.i;
-    });
-    table.querySelectorAll("thead th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", direction);
-    var order = keyed.map(function (k) { return k.row; });
+    var rows = table.orRows, n = rows.length;
+    var ranked = columnRanks(table, th, index), rank = ranked.rank, top = ranked.top;
+    var descending = direction === "descending";
+    var folded = new Float64Array(n);
+    for (var i = 0; i < n; i++) {
+      var r = rank[rows[i].orIdx];
+      folded[i] = (r < 0 ? top + 1 : (descending ? top - r : r)) * n + i;  // at most ~1e8 at 10,000: exact
+    }
+    folded.sort();
+    var order = new Array(n);
+    for (i = 0; i < n; i++) order[i] = rows[folded[i] % n];
     if (table.orPlace) {
       // A filtered or large table moves only the rows it shows: re-appending every row cost a whole frame budget
-      // at 10,000 rows (benchmarks/site_scale.py).
-      table.orPlace(order);
-      return;
+      // at 10,000 rows (benchmarks/site_scale.py). On a click, the rows below the window follow a frame later.
+      table.orPlace(order, split);
+    } else {
+      var fragment = document.createDocumentFragment();
+      order.forEach(function (row) { fragment.appendChild(row); });
+      body.appendChild(fragment);
     }
-    var fragment = document.createDocumentFragment();
-    order.forEach(function (row) { fragment.appendChild(row); });
-    body.appendChild(fragment);
+    // The headers after the rows: the rows' placing reads the layout of the last frame, unchanged until then.
+    table.querySelectorAll("thead th[aria-sort]").forEach(function (h) { if (h !== th) h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", direction);
   }
 
   function nextDirection(th) {
@@ -227,7 +268,7 @@
         // On the whole cell: the button inside makes it reachable by keyboard, and its click bubbles here.
         th.addEventListener("click", function () {
           var direction = nextDirection(th);
-          sortRows(table, th, direction);
+          sortRows(table, th, direction, true);
           setParams({ sort: th.dataset.orSort, dir: direction === "descending" ? "desc" : "asc" });
         });
       });
@@ -245,6 +286,10 @@
   // filters and sorts act on all rows. The rows shown are the table body's, in the table's order (table.orRows);
   // the others wait in its hidden second body, so a keystroke or a sort moves at most 2 x LIMIT rows.
   var CHUNK = 200, LIMIT = 60;
+
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
 
   function initFilters(root) {
     root.querySelectorAll("[data-or-filters]").forEach(function (box) {
@@ -282,23 +327,103 @@
       more.appendChild(button);
       (table.closest(".or-table-wrap") || table).insertAdjacentElement("afterend", more);
 
-      // Rows into view, at the top of the body or its end (the top is read once they have left it).
-      function show(list, top) {
+      // Rows into view at the end of the body.
+      function show(list) {
         var fragment = document.createDocumentFragment();
         list.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
-        body.insertBefore(fragment, top ? body.firstChild : null);
+        body.appendChild(fragment);
+      }
+
+      // Rows into view at the top of the body, in order (the rows leaving it have left). A row already in its
+      // place stays there: a row moved is styled and laid out again, so a keystroke that keeps the first rows
+      // costs no row work. The others go in by runs, each run one fragment.
+      function showFirst(list) {
+        var at = body.firstElementChild, run = null;
+        for (var i = 0; i < list.length; i++) {
+          var row = list[i];
+          if (row === at) {
+            if (run) body.insertBefore(run, at);
+            run = null;
+            at = at.nextElementSibling;
+            continue;
+          }
+          if (row.hidden) row.hidden = false;
+          (run || (run = document.createDocumentFragment())).appendChild(row);
+        }
+        if (run) body.insertBefore(run, at);
       }
 
       function fill() {
         frame = 0;
         var chunk = pending.splice(0, CHUNK);
         chunk.forEach(function (row) { priceRow(table, row); });  // a row out of the document may be behind
-        show(chunk, false);
+        show(chunk);
         if (pending.length) frame = requestAnimationFrame(fill);
         else table.removeAttribute("data-or-filling");
       }
 
-      function apply() {
+      // How many rows, from the top of the body, the window may show: the rows that start above its bottom, in the
+      // layout of the last frame (read before any change here: no forced layout), and a margin for rows of other
+      // heights; where the body ends above the bottom, as many more as fit at its shortest row. null: not known.
+      var rowHeight = 0;
+      function slotsInView() {
+        var bottom = window.innerHeight, shown = body.rows, i = 0, box = null;
+        for (; i < shown.length; i++) {
+          box = shown[i].getBoundingClientRect();
+          if (box.height > 0 && (!rowHeight || box.height < rowHeight)) rowHeight = box.height;
+          if (box.top >= bottom) break;
+        }
+        if (i === shown.length) {
+          if (!rowHeight) return null;
+          var end = box ? box.bottom : body.getBoundingClientRect().top;
+          i += Math.max(0, Math.ceil((bottom - end) / rowHeight));
+        }
+        return i + Math.ceil(i / 4) + 2;
+      }
+
+      // The body becomes the first LIMIT matches (then, with "Show all", the rest, CHUNK a frame). With `split`,
+      // only the rows the window may show go in before the frame this change paints; the rest of the first LIMIT
+      // go in by a task after that frame (a sort or a keystroke replaces up to LIMIT rows, and styling and laying
+      // out the rows nobody sees yet was most of its frame at 10,000 rows: benchmarks/site_scale.py).
+      // data-or-filling is on the table until every row is in.
+      var rest = 0;
+      function place(target, split) {
+        if (rest) clearTimeout(rest);
+        rest = 0;
+        var first = target.slice(0, LIMIT);
+        var now = split ? slotsInView() : null;
+        // The rows shown now that are not among the matches in view go to the stash (a row among them stays: it
+        // may be in its place already).
+        for (var i = 0; i < target.length; i++) target[i].orInView = true;
+        var leaving = Array.prototype.filter.call(body.rows, function (r) { return !r.orInView; });
+        for (i = 0; i < target.length; i++) target[i].orInView = false;
+        if (leaving.length) putAway(table, leaving);
+        if (now !== null && now < first.length) {
+          var head = first.slice(0, now);
+          head.forEach(function (row) { priceRow(table, row); });
+          showFirst(head);
+          pending = [];
+          table.setAttribute("data-or-filling", "");
+          // After the frame that paints this: a task queued from the frame's own callbacks.
+          frame = requestAnimationFrame(function () {
+            frame = 0;
+            rest = setTimeout(function () { rest = 0; place(target, false); }, 0);
+          });
+          return;
+        }
+        first.forEach(function (row) { priceRow(table, row); });
+        showFirst(first);
+        pending = target.slice(LIMIT);
+        if (pending.length) {
+          table.setAttribute("data-or-filling", "");
+          // From the frame after this one: a frame requested now would render with this change.
+          frame = requestAnimationFrame(function () { frame = requestAnimationFrame(fill); });
+        } else {
+          table.removeAttribute("data-or-filling");
+        }
+      }
+
+      function apply(split) {
         if (frame) cancelAnimationFrame(frame);
         frame = 0;
         var wanted = selects.map(function (s, j) { return [j, s.value]; }).filter(function (kv) { return kv[1] !== ""; });
@@ -313,29 +438,14 @@
           matches++;
           if (showAll || target.length < LIMIT) target.push(row);
         }
-        // The rows shown now that are not in view go to the stash; the first LIMIT in view go first in the body,
-        // in order; any more ("Show all") follow, CHUNK a frame.
-        for (i = 0; i < target.length; i++) target[i].orInView = true;
-        var leaving = Array.prototype.filter.call(body.rows, function (r) { return !r.orInView; });
-        for (i = 0; i < target.length; i++) target[i].orInView = false;
-        if (leaving.length) putAway(table, leaving);
-        var first = target.slice(0, LIMIT);
-        first.forEach(function (row) { priceRow(table, row); });
-        show(first, true);
-        pending = target.slice(LIMIT);
+        place(target, split);
+        // Texts rewritten only when they change (a text written is laid out again, the same or not).
         if (count) {
-          count.textContent = matches + " of " + rows.length + " recipes" +
-            (target.length < matches ? " (first " + target.length + " shown)" : "");
+          setText(count, matches + " of " + rows.length + " recipes" +
+            (target.length < matches ? " (first " + target.length + " shown)" : ""));
         }
-        more.hidden = target.length >= matches;
-        button.textContent = "Show all " + matches + " matching recipes";
-        if (pending.length) {
-          table.setAttribute("data-or-filling", "");
-          // From the frame after this one: a frame requested now would render with this change.
-          frame = requestAnimationFrame(function () { frame = requestAnimationFrame(fill); });
-        } else {
-          table.removeAttribute("data-or-filling");
-        }
+        if (more.hidden !== target.length >= matches) more.hidden = target.length >= matches;
+        setText(button, "Show all " + matches + " matching recipes");
       }
 
       // Every row waits out of view at first; apply() brings the rows in view into the body.
@@ -343,7 +453,7 @@
 
       function refilter() {
         showAll = false;
-        apply();
+        apply(true);
         var changes = { q: text ? text.value : "" };
         selects.forEach(function (s) { changes[s.dataset.orFilter] = s.value; });
         setParams(changes);
@@ -352,10 +462,10 @@
       if (text) text.addEventListener("input", refilter);
       button.addEventListener("click", function () { showAll = true; apply(); });
       // A sort gives the new order: the rows shown are then the first matches in it.
-      table.orPlace = function (order) {
+      table.orPlace = function (order, split) {
         rows = order;
         table.orRows = order;
-        apply();
+        apply(split);
       };
       apply();
     });
@@ -618,7 +728,7 @@
     row.orPriced = price;
     row.orOwn = own;
     row.orBudget = budget;
-    row.orKeys = null;
+    forgetPriced(table, row);
     repriceUsd(fig.usd, fig.type, own, fig.tokens);
     if (fig.train) repriceTrain(fig.train, fig, price, budget);
   }
@@ -638,7 +748,8 @@
     function step() {
       if (table.orStaleToken !== token || !table.orStale) return;
       for (var end = Math.min(at + 2000, rows.length); at < end; at++) priceRow(table, rows[at]);
-      if (at < rows.length) setTimeout(step, 0); else table.orStale = false;
+      if (at < rows.length) setTimeout(step, 0);
+      else { table.orStale = false; warmKeys(table); }
     }
     requestAnimationFrame(function () { setTimeout(step, 0); });
   }
@@ -650,7 +761,7 @@
       // The rows in view first (the frame shows them), then the others (hidden, cheap to write).
       Array.prototype.forEach.call(table.tBodies[0].rows, function (row) { priceRow(table, row); });
       if (table.orDetach) repriceLater(table);
-      else (table.orRows || []).forEach(function (row) { priceRow(table, row); });
+      else { (table.orRows || []).forEach(function (row) { priceRow(table, row); }); warmKeys(table); }
     });
     root.querySelectorAll("[data-or-repriced]").forEach(function (tiles) {
       var type = tiles.dataset.gpu_type, own = prices[type];
