@@ -8,16 +8,16 @@ its publication (document URL, commit, line and column), as a reported recipe do
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from generator.load import YamlDocument, read_yaml, validation_problems
+from generator.load import YamlDocument, file_kind_problem, read_yaml, validation_problems
 from generator.models import MAX_COUNT, MAX_PARALLEL, HttpUrl
 from generator.problems import InputError, Problem
 
 FOLDER = "failed"
+LAYOUT = f"failed layouts are {FOLDER}/<model>.yaml"
 
 
 class _Closed(BaseModel):
@@ -89,12 +89,9 @@ def read(path: Path, root: Path) -> tuple[YamlDocument | None, FailedLayouts | N
     """One file, strictly read and validated: its document (positions for later problems), its data, its problems
     (path:line:col) instead of an exception. A fifo, device or folder is never opened."""
     display = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        return None, None, [Problem(display, 1, 1, "(document)", f"cannot read file: {exc.strerror or exc}")]
-    if not stat.S_ISREG(mode):
-        return None, None, [Problem(display, 1, 1, "(document)", "not a regular file (never read)")]
+    kind = file_kind_problem(path, LAYOUT)
+    if kind:
+        return None, None, [Problem(display, 1, 1, "(document)", kind)]
     try:
         doc = read_yaml(path, display)
     except InputError as exc:

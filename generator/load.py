@@ -411,6 +411,20 @@ def _core_disagreement(text: str, value: Any, tag: str | None) -> str | None:
             f"to YAML 1.2 (the runner's ruamel.yaml); quote it if it is text{f', or write {spelling}' if spelling else ''}")
 
 
+def file_kind_problem(path: Path, layout: str) -> str | None:
+    """Why a path found by a folder listing is not read (None when it is a regular file): a fifo or device would hang
+    or never end, a folder named like a file is a misplaced one (`layout` says where files go)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return f"cannot read file: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return f"a folder named like a YAML file; {layout}"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a fifo, socket or device is never read)"
+    return None
+
+
 def _read_text(path: Path, name: str, max_bytes: int) -> str:
     """The file's text: a regular file of at most max_bytes, valid UTF-8, without a leading BOM."""
     try:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.catalog import Catalog
-from generator.load import LoadedRecipe, load_recipe
+from generator.load import LoadedRecipe, file_kind_problem, load_recipe
 from generator.problems import InputError, Problem
 
 RECIPES_DIR = "recipes"
@@ -91,7 +90,7 @@ def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
     end). One problem at 1:1 says what is wrong with the file's place; it is then not read."""
     found = _link_problem(path, root)
     if found is None:
-        found = _kind_problem(path) or _depth_problem(path, root)
+        found = file_kind_problem(path, EXPECTED_LAYOUT) or _depth_problem(path, root)
     return [Problem(display, 1, 1, "(document)", found)] if found else []
 
 
@@ -106,18 +105,6 @@ def _link_problem(path: Path, root: Path) -> str | None:
         return "symlink points outside recipes/"
     if resolved.is_dir():
         return "symlinked folder: not followed; recipes live in real folders under recipes/"
-    return None
-
-
-def _kind_problem(path: Path) -> str | None:
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        return f"cannot read file: {exc.strerror or exc}"
-    if stat.S_ISDIR(mode):
-        return f"a folder named like a recipe file; {EXPECTED_LAYOUT}"
-    if not stat.S_ISREG(mode):
-        return "not a regular file (a fifo, socket or device is never read)"
     return None
 
 

@@ -105,7 +105,7 @@ def test_broken_yaml_and_a_fifo_are_refused_without_reading(tmp_path: Path) -> N
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     paths = sorted(ln.split(":", 1)[0] for ln in done.stdout.strip().splitlines())
     assert paths == ["failed/playbook-llama-8b.yaml", "failed/zz-fifo.yaml"], done.stdout
-    assert "failed/zz-fifo.yaml:1:1: (document): not a regular file (never read)" in done.stdout
+    assert "failed/zz-fifo.yaml:1:1: (document): not a regular file (a fifo, socket or device is never read)" in done.stdout
 
 
 # Fuzzing: text-level mutations of a real two-entry file. Whatever the mutant, check answers with located one-line
