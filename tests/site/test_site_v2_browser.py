@@ -3,6 +3,7 @@ page's hierarchy, the fixes, accessibility. Each test names the issue item it co
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -245,7 +246,12 @@ def test_item3_first_click_best_first_unknown_last(wide, key: str, best: str) ->
 def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # noqa: ANN001
     ids = {x.id for x in registry.recipes}
     wide.goto("recipes/")
-    rows = wide.eval_on_selector_all("#or-recipes tbody tr", """els => els.map(r => [r.dataset.orRecipe,
+    # A table of more than 1,000 rows keeps the rows out of view out of the document (openrecipes.js DETACH): the
+    # served page carries every row's hooks (live rows and the inert <template>), and "Show all" brings them all in.
+    served = wide.evaluate("async () => await (await fetch(location.href)).text()")
+    assert set(re.findall(r'<tr[^>]* data-or-recipe="([^"]+)"', served)) == ids
+    _show_all(wide)
+    rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", """els => els.map(r => [r.dataset.orRecipe,
         ['tokens', 'usd', 'mfu'].map(c => r.querySelectorAll(`td[data-or-col="${c}"]`).length)])""")
     assert {r[0] for r in rows} == ids and len(rows) == len(ids)
     assert all(counts == [1, 1, 1] for _, counts in rows)
@@ -418,10 +424,12 @@ def _shown_ids(page) -> list[str]:  # noqa: ANN001
 
 
 def test_item7_filters_and_sort_come_from_the_url(wide) -> None:  # noqa: ANN001
-    wide.goto("recipes/?gpu_type=H100&q=fp8&sort=usd&dir=asc")
+    wide.goto("recipes/?gpu_type=H100&text=fp8&sort=usd&dir=asc")
     _show_all(wide)
     assert wide.input_value("select[data-or-filter=gpu_type]") == "H100"
     assert wide.input_value("[data-or-filter-text]") == "fp8"
+    # "q" would be Material's search query: a shared filtered view opened its search dialog over the table.
+    assert not wide.evaluate("document.getElementById('__search').checked")
     assert wide.locator("#or-recipes th[data-or-sort=usd]").get_attribute("aria-sort") == "ascending"
     rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(r => [r.dataset.gpu_type, "
                                      "r.textContent.toLowerCase().includes('fp8'), r.querySelector('[data-or-col=usd]')"
@@ -438,7 +446,7 @@ def test_item7_a_changed_view_survives_a_reload(wide) -> None:  # noqa: ANN001
     wide.fill("[data-or-filter-text]", "gb200")
     wide.locator("#or-recipes th[data-or-sort=mfu] button").click()
     url = wide.url
-    assert "model=Llama-3-70B" in url and "q=gb200" in url and "sort=mfu" in url and "dir=desc" in url
+    assert "model=Llama-3-70B" in url and "text=gb200" in url and "sort=mfu" in url and "dir=desc" in url
     before = _shown_ids(wide)
     assert before
     wide.reload()
@@ -496,7 +504,10 @@ def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
 
 
 def _all_rows(page) -> dict[str, dict]:  # noqa: ANN001
-    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#or-recipes tbody tr')].map(r => {
+    """Every row of the all-recipes table as shown after "Show all" (rows out of view are out of the document)."""
+    _show_all(page)
+    return page.evaluate("""() => Object.fromEntries(
+      [...document.querySelectorAll('#or-recipes tbody tr:not([hidden])')].map(r => {
         const u = r.querySelector('[data-or-col=usd]'), t = r.querySelector('[data-or-col=train]');
         return [r.dataset.orRecipe, {usd: u.dataset.sort, usdText: u.innerText.trim(), hours: t.dataset.gpuHours,
                                      days: t.dataset.days, dollars: t.dataset.usd, shown: t.offsetParent !== null}]; }))""")
@@ -599,6 +610,7 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     assert wide.locator("input[data-or-compare]:not(:checked):not([disabled])").count() == 0  # four at most
     wide.locator(f"input[data-or-compare='{fourth}']").uncheck()
     wide.reload()
+    _show_all(wide)
     assert sorted(wide.eval_on_selector_all("input[data-or-compare]:checked", "els => els.map(e => e.dataset.orCompare)")) \
         == sorted(picks)
     wide.locator("[data-or-compare-open]").click()
