@@ -1,12 +1,13 @@
 """How fast `check` is on a large registry, against libyaml's C loader alone on the same files.
 
 Writes N valid synthetic recipes (varied layouts, sizes like the reference) to a temporary folder, then times,
-in the same run: the bare parse (yaml.load with CSafeLoader, every file, one process), a cold check (no cache; one
+in the same run: the bare parse (yaml.load with CSafeLoader, every file the check parses: recipes and failed-layouts
+files, one process), a cold check (no cache; one
 worker process per core, as `python -m generator check` runs on a registry this size), the same cold check in one
 process, and a warm re-check (content-hash cache). Goals: cold <= 1.3x bare parse; warm <= 0.1x cold.
 
     python benchmarks/check_scale.py [--recipes 10000]
-    python benchmarks/check_scale.py --committed     # the same phases on this repository's own registry
+    python benchmarks/check_scale.py --committed [--repeat 5]  # this repository's own registry; medians of 5 runs
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -82,11 +84,15 @@ def copy_committed(root: Path) -> list[Path]:
     return sorted((root / "recipes").rglob("*.yaml"))
 
 
+def failed_files(root: Path) -> list[Path]:
+    return sorted((root / "failed").glob("*.yaml"))
+
+
 def time_phases(root: Path, files: list[Path]) -> dict[str, float]:
     """Seconds for: bare parse, cold check (workers as the CLI picks), cold in one process, warm re-check."""
     n = len(files)
     start = time.perf_counter()
-    for path in files:
+    for path in files + failed_files(root):  # every file the check parses
         yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
     bare = time.perf_counter() - start
 
@@ -112,17 +118,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipes", type=int, default=10_000)
     parser.add_argument("--committed", action="store_true", help="time this repository's registry instead")
+    parser.add_argument("--repeat", type=int, default=1, help="run every phase this many times; print the medians")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(ROOT / "catalog", root / "catalog")
         files = copy_committed(root) if args.committed else write_synthetic(root, args.recipes)
         total_bytes = sum(p.stat().st_size for p in files)
-        t = time_phases(root, files)
+        failed = failed_files(root)
+        failed_bytes = sum(p.stat().st_size for p in failed)
+        runs = [time_phases(root, files) for _ in range(args.repeat)]
+        t = {phase: statistics.median(r[phase] for r in runs) for phase in runs[0]}
 
     n = len(files)
     bare, cold, cold_one, warm = t["bare"], t["cold"], t["cold_one"], t["warm"]
-    print(f"{n:,} recipes{' (the committed registry)' if args.committed else ''}, {total_bytes / 2**20:.1f} MiB")
+    if args.repeat > 1:
+        print(f"medians of {args.repeat} runs of every phase; ratios of medians")
+    print(f"{n:,} recipes{' (the committed registry)' if args.committed else ''}, {total_bytes / 2**20:.1f} MiB"
+          + (f"; {len(failed)} failed-layouts files, {failed_bytes / 2**20:.1f} MiB" if failed else ""))
     print(f"bare CSafeLoader parse : {bare:7.2f} s  {n / bare:8.0f} recipes/s")
     print(f"cold check             : {cold:7.2f} s  {n / cold:8.0f} recipes/s  ratio {cold / bare:.2f} (goal <= 1.3)"
           f"  [{_workers(n, None)} worker process(es), {_cores()} core(s)]")

@@ -78,10 +78,25 @@ def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
 
 def display_path(path: Path, root: Path) -> str:
     """A path as problems name it: relative to the registry root when inside it."""
-    try:
-        return str(path.absolute().relative_to(root.absolute()))
-    except ValueError:
-        return str(path)
+    parts = _parts_below(path, root)
+    return str(path) if parts is None else (os.sep.join(parts) or ".")
+
+
+def _parts_below(path: Path, base: Path) -> tuple[str, ...] | None:
+    """path's parts below base, None when it is not below it: pathlib's absolute().relative_to() on strings (the
+    check runs this twice for every file; pathlib objects were a third of a warm re-check)."""
+    inner, outer = _absolute(path), _absolute(base)
+    if inner == outer:
+        return ()
+    prefix = outer if outer.endswith(os.sep) else outer + os.sep
+    return tuple(inner[len(prefix):].split(os.sep)) if inner.startswith(prefix) else None
+
+
+def _absolute(path: Path) -> str:
+    text = os.fspath(path)  # a Path's text has no "." parts (but Path(".") itself) nor doubled separators
+    if os.path.isabs(text):
+        return text
+    return os.getcwd() if text == "." else os.path.join(os.getcwd(), text)
 
 
 def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
@@ -109,9 +124,8 @@ def _link_problem(path: Path, root: Path) -> str | None:
 
 
 def _depth_problem(path: Path, root: Path) -> str | None:
-    try:
-        parts = path.absolute().relative_to((root / RECIPES_DIR).absolute()).parts
-    except ValueError:
+    parts = _parts_below(path, root / RECIPES_DIR)
+    if parts is None:
         return f"not under the registry's {RECIPES_DIR}/ folder; {EXPECTED_LAYOUT}"
     if len(parts) != 3:
         return f"at the wrong depth ({len(parts) - 1} folder(s) below {RECIPES_DIR}/); {EXPECTED_LAYOUT}"

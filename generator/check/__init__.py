@@ -11,7 +11,7 @@ import json
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,11 +72,15 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
     problems = list(catalog.problems)
     failed_paths, paths = _split_failed(root, list(paths) if paths else None)
     failed_paths = failed.files(root) if failed_paths is None else failed_paths
-    problems.extend(failed_layouts.check(root, catalog, failed_paths))
     files = recipe_files(root, paths) if paths is None or paths else []
     targets = _gather(files, root, cache, problems)
     misses = [t for t in targets if t.found is None]
-    for target, (rid, found) in zip(misses, _check_files(misses, root, catalog, today, jobs), strict=True):
+
+    def check_failed_layouts() -> None:  # in this process, while worker processes check the recipes
+        problems.extend(failed_layouts.check(root, catalog, failed_paths, cache))
+
+    checked = _check_files(misses, root, catalog, today, jobs, meanwhile=check_failed_layouts)
+    for target, (rid, found) in zip(misses, checked, strict=True):
         target.rid, target.found = rid, found
         if cache is not None and target.digest:
             cache.put(target.display, target.digest, rid, found)
@@ -138,17 +142,21 @@ def _gather(files: list[Path], root: Path, cache: CheckCache | None, problems: l
     return targets
 
 
-def _check_files(targets: list[_Target], root: Path, catalog: Catalog, today: dt.date,
-                 jobs: int | None) -> Iterable[tuple[str, list[Problem]]]:
+def _check_files(targets: list[_Target], root: Path, catalog: Catalog, today: dt.date, jobs: int | None,
+                 meanwhile: Callable[[], None]) -> list[tuple[str, list[Problem]]]:
+    """Each target's (recipe id, problems), in order; `meanwhile` runs in this process while workers check."""
     work = [(t.path, t.display) for t in targets]
     workers = _workers(len(work), jobs)
     if workers <= 1:
+        meanwhile()
         return [_check_file(path, display, root, catalog, today) for path, display in work]
     # forkserver: a clean worker whatever threads the caller runs (mkdocs serve, pytest); each loads the catalog once
     context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                              initargs=(root, today)) as pool:
-        return list(pool.map(_check_in_worker, work, chunksize=max(1, len(work) // (workers * 8))))
+        pending = pool.map(_check_in_worker, work, chunksize=max(1, len(work) // (workers * 8)))  # submitted now
+        meanwhile()
+        return list(pending)
 
 
 def _workers(count: int, jobs: int | None) -> int:

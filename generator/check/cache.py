@@ -1,7 +1,8 @@
 """The check's content-hash cache: plain JSON data, kept outside the repository.
 
 A warm re-check reads and hashes each file, nothing more. A result is reused only for the same bytes (recipe and
-evidence sidecar), the same catalog, the same code and the same day (the future-date rule depends on today).
+evidence sidecar; a failed-layouts file), the same catalog, the same code and the same day (the future-date rule
+depends on today).
 
 Why outside the tree: a cache a pull request can supply could say "no problems" for a file it also supplies, so
 the cache lives in the user's cache folder ($OPENRECIPES_CACHE_DIR, else $XDG_CACHE_HOME/openrecipes, else
@@ -20,7 +21,8 @@ from pathlib import Path
 from generator.problems import Problem
 
 FORMAT = "openrecipes-check-cache/1"
-CODE_FILES = ("models.py", "load.py", "figures.py", "catalog.py", "evidence.py", "registry.py", "problems.py")
+CODE_FILES = ("models.py", "load.py", "figures.py", "catalog.py", "evidence.py", "registry.py", "problems.py",
+              "failed.py")
 
 
 def cache_dir() -> Path:

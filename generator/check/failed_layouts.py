@@ -5,23 +5,46 @@ playbook states some that contradict DP x MBS x GradAcc) and is not judged here.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from generator import failed
 from generator.catalog import Catalog
-from generator.load import YamlDocument, field_name
+from generator.check.cache import CheckCache
+from generator.load import YamlDocument, field_name, file_kind_problem
 from generator.problems import Problem
+from generator.registry import display_path
 
 
-def check(root: Path, catalog: Catalog, paths: list[Path]) -> list[Problem]:
-    """Problems of the given failed-layouts files."""
+def check(root: Path, catalog: Catalog, paths: list[Path], cache: CheckCache | None = None) -> list[Problem]:
+    """Problems of the given failed-layouts files; with `cache`, a file whose bytes it knows is not read again."""
     problems: list[Problem] = []
     for path in paths:
-        doc, data, found = failed.read(path, root)
+        display = display_path(path, root)
+        digest = _digest(path) if cache is not None else ""
+        hit = cache.get(display, digest) if cache is not None and digest else None
+        found = hit[1] if hit is not None else _check_file(root, catalog, path)
+        if cache is not None and digest and hit is None:
+            cache.put(display, digest, "", found)
         problems.extend(found)
-        if doc is not None and data is not None:
-            problems.extend(_references(path, doc, data, catalog))
     return problems
+
+
+def _digest(path: Path) -> str:
+    """The file's content hash; "" for what is never read (a fifo, a device) or cannot be read."""
+    if file_kind_problem(path, failed.LAYOUT):
+        return ""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _check_file(root: Path, catalog: Catalog, path: Path) -> list[Problem]:
+    doc, data, found = failed.read(path, root)
+    if doc is not None and data is not None:
+        found = found + _references(path, doc, data, catalog)
+    return found
 
 
 def _references(path: Path, doc: YamlDocument, data: failed.FailedLayouts, catalog: Catalog) -> list[Problem]:

@@ -27,10 +27,15 @@ def _strings(value: Any, where: tuple[str | int, ...] = ()) -> Iterator[tuple[tu
             yield from _strings(item, (*where, i))
 
 
+def _may_hold_placeholder(text: str) -> bool:
+    # substring tests first: the regex costs ~0.1-0.25 ms a recipe (a fifth of the rules' time in a cProfile), these ~0.02
+    return ("TODO" in text or "FIXME" in text or "TBD" in text) and PLACEHOLDER.search(text) is not None
+
+
 def placeholders(ctx: RecipeContext) -> None:
     """TODO, FIXME or TBD anywhere in a recipe's text: not publishable until filled in, whatever its status."""
     loaded = ctx.loaded
-    if not loaded.double_quoted and not PLACEHOLDER.search(loaded.text):
+    if not loaded.double_quoted and not _may_hold_placeholder(loaded.text):
         return  # every value is spelled as written, so one scan of the file answers for all of them
     for where, value in _strings(loaded.data):
         found = PLACEHOLDER.search(value)

@@ -3,6 +3,7 @@ of bad input is one located problem (path:line:col: field: message), never a tra
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -106,6 +107,25 @@ def test_broken_yaml_and_a_fifo_are_refused_without_reading(tmp_path: Path) -> N
     paths = sorted(ln.split(":", 1)[0] for ln in done.stdout.strip().splitlines())
     assert paths == ["failed/playbook-llama-8b.yaml", "failed/zz-fifo.yaml"], done.stdout
     assert "failed/zz-fifo.yaml:1:1: (document): not a regular file (a fifo, socket or device is never read)" in done.stdout
+
+
+def test_the_cache_keeps_a_failed_file_until_its_bytes_change(tmp_path: Path) -> None:
+    """A warm check reuses a failed-layouts file's result (its bytes unchanged) and reads it again once they change;
+    a fifo beside it is neither hashed nor read with the cache on."""
+    good = _first_entry_text()
+    root = _registry(tmp_path / "reg", good)
+    os.mkfifo(root / "failed" / "zz-fifo.yaml")
+    cache = tmp_path / "cache"
+    fifo_line = "failed/zz-fifo.yaml:1:1: (document): not a regular file (a fifo, socket or device is never read)"
+    first = check_tree(root, use_cache=True, cache_folder=cache)
+    assert [str(p) for p in first.problems] == [fifo_line]
+    stored = json.loads(next(cache.glob("check-*.json")).read_text())["entries"]
+    assert list(stored) == ["failed/playbook-llama-8b.yaml"]  # the fifo has no entry: it was never hashed
+    assert [str(p) for p in check_tree(root, use_cache=True, cache_folder=cache).problems] == [fifo_line]
+    (root / "failed" / "playbook-llama-8b.yaml").write_text(good.replace("model: Playbook-Llama-8B",
+                                                                         "model: Playbook-Llama-9B"))
+    changed = [str(p) for p in check_tree(root, use_cache=True, cache_folder=cache).problems]
+    assert changed[0].startswith("failed/playbook-llama-8b.yaml:1:8: model: ") and changed[1:] == [fifo_line], changed
 
 
 # Fuzzing: text-level mutations of a real two-entry file. Whatever the mutant, check answers with located one-line
