@@ -61,8 +61,9 @@ def usd_per_million_tokens(usd_per_hour: float, instance_gpus: int, tokens_per_s
     return (usd_per_hour / instance_gpus) / (tokens_per_s * SECONDS_PER_HOUR) * 1e6
 
 
-def mfu(active_params: int, tokens_per_s: float, peak_flops: float) -> float:
-    return 6.0 * active_params * tokens_per_s / peak_flops
+def mfu(active_params: int, tokens_per_s: float, peak_flops: float, frozen_base: bool = False) -> float:
+    """6N FLOPs a token (forward 2N, backward 4N) over the peak; a frozen base (LoRA) has no weight gradients: 4N."""
+    return 6.0 * active_params * tokens_per_s / peak_flops * (FROZEN_BASE_FRACTION if frozen_base else 1.0)
 
 
 def cv_percent(values: Sequence[float]) -> float:
@@ -464,13 +465,18 @@ def peak_for(recipe: Recipe, catalog: Catalog) -> tuple[float | None, str | None
     return value, key
 
 
+def frozen_base(recipe: Recipe) -> bool:
+    """Whether the run trains adapters on a frozen base (its MFU counts 4N, not 6N)."""
+    return recipe.workload.training.value == "lora"
+
+
 def derive(recipe: Recipe, catalog: Catalog) -> Derived:
     result = recipe.result
     tps = result.tokens_per_s_per_gpu
     instance = catalog.instances.get(recipe.gpu.instance) if recipe.gpu.instance else None
     usd = usd_per_million_tokens(instance.usd_per_hour, instance.gpu_count, tps) if instance else None
     peak, precision = peak_for(recipe, catalog)
-    value = mfu(result.active_params.count, tps, peak) if peak else None
+    value = mfu(result.active_params.count, tps, peak, frozen_base(recipe)) if peak else None
     wt = (
         window_tokens(result.window, recipe.workload.global_batch, recipe.workload.row_tokens)
         if result.window is not None

@@ -125,6 +125,14 @@ class OverallOutcome(StrEnum):
     not_run = "not_run"
 
 
+class Training(StrEnum):
+    """What a run trains: every weight (pre-training, supervised fine-tuning) or adapters on a frozen base."""
+
+    pre_training = "pre-training"
+    sft = "sft"  # full fine-tuning: every weight, the same FLOPs per token as pre-training
+    lora = "lora"  # low-rank adapters on a frozen base: the base needs no weight gradients
+
+
 class Precision(StrEnum):
     bf16 = "bf16"
     fp16 = "fp16"
@@ -252,6 +260,12 @@ class Workload(_Closed):
     rows: str = Field(description="What a row holds (e.g. 'SFT conversations', 'synthetic tokens').")
     global_batch: int = Field(description="Rows per optimizer step, in rows.", gt=0, le=MAX_COUNT)
     precision: Precision = Field(strict=False, description="Compute precision of the matrix products.")
+    training: Training = Field(
+        default=Training.pre_training, strict=False,
+        description="What the run trains: 'pre-training', 'sft' (supervised fine-tuning of every weight: the same "
+                    "FLOPs per token) or 'lora' (adapters on a frozen base, which needs no weight gradients: MFU "
+                    "counts 4N FLOPs per token, two thirds of 6N, as Megatron-Bridge's and AutoModel's own counts "
+                    "do). Absent: pre-training.")
     dataset: Dataset | None = Field(default=None, description="Data provenance.")
 
 

@@ -111,7 +111,7 @@ def run_figures(
     if recipe.gpu.instance and instance is None:
         warnings.append(f"instance {recipe.gpu.instance!r} is not in catalog/instances.yaml: no $ per 1M tokens")
     peak, _ = figures.peak_for(recipe, catalog)
-    mfu = figures.mfu(recipe.result.active_params.count, tps, peak) if peak else None
+    mfu = figures.mfu(recipe.result.active_params.count, tps, peak, figures.frozen_base(recipe)) if peak else None
     return RunFigures(
         tokens_per_s_per_gpu=tps,
         step_time_cv_percent=cv,

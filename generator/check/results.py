@@ -53,11 +53,13 @@ def usd_per_million_tokens(ctx: RecipeContext) -> None:
 
 
 def mfu(ctx: RecipeContext) -> None:
-    """MFU is 6N over the peak the methodology names, whatever `mfu_note` says: a note explains, never exempts."""
+    """MFU is 6N (4N for a frozen base) over the peak the methodology names, whatever `mfu_note` says: a note
+    explains, never exempts."""
     res, derived = ctx.recipe.result, ctx.derived
     if res.mfu is not None and derived.mfu is not None:
+        six_n = "4" if figures.frozen_base(ctx.recipe) else "6"
         stated_figure(ctx, "mfu", derived.mfu,
-                      f"6 x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / {derived.peak_flops:.4g}")
+                      f"{six_n} x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / {derived.peak_flops:.4g}")
 
 
 def precision_peak(ctx: RecipeContext) -> None:

@@ -280,7 +280,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                      "counted.")
     if row.section == "lora":
         notes.append("A fine-tuning (LoRA) row: adapters trained on a frozen base, not pre-training; the MFU below "
-                     "counts the full model's FLOPs for its tokens/s.")
+                     "counts 4N FLOPs a token (the base has no weight gradients), as the publication's own count does.")
     placement = _placement(arch, row)
     result: dict[str, Any] = {
         "tokens_per_s_per_gpu": row.tokens,
@@ -301,7 +301,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "stack": {"framework": "nemo-automodel (PyTorch FSDP2)",
                   "source": f"the publication ({document.url}), which names no container or version per row"},
         "workload": {"row_tokens": row.seq, "rows": "mock data (the publication's note)", "global_batch": row.gbs,
-                     "precision": row.precision},
+                     "precision": row.precision, **({"training": "lora"} if row.section == "lora" else {})},
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, local batch "

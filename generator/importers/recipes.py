@@ -273,7 +273,9 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                   "megatron_bridge": f"as shipped in the NeMo {row.release} container",
                   "source": f"the publication's release section (NeMo {row.release} container)"},
         "workload": {"row_tokens": row.seq, "rows": "mock data (the publication does not state the data)",
-                     "global_batch": row.gbs, "precision": row.precision},
+                     "global_batch": row.gbs, "precision": row.precision,
+                     **({"training": SECTION_TAGS[row.section.lower()]} if SECTION_TAGS.get(row.section.lower())
+                        else {})},
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch "

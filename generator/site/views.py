@@ -393,6 +393,8 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     out = {"workload": [("Rows", w.rows), ("Tokens per row", fmt.integer(w.row_tokens)),
                         ("Global batch (rows)", fmt.integer(w.global_batch)), ("Precision", w.precision.value)],
            "dataset": None, "build": None}
+    if w.training.value != "pre-training":  # pre-training, the default, goes unsaid
+        out["workload"].append(("Training", TRAINING_TEXT[w.training.value]))
     if w.dataset is not None:
         out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
         if w.dataset.build is not None:
@@ -416,7 +418,8 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if f.derived.mfu is not None:
         peak = fmt.peak_name(f.derived.peak_precision or "bf16")
         rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {peak} peak, "
-                     f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"))
+                     f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"
+                     + (", 4N FLOPs a token (frozen base)" if figures.frozen_base(r) else "")))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
     if res.window is not None:
@@ -533,11 +536,15 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
     }
 
 
+TRAINING_NAMES = {"pre-training": "pre-training", "sft": "SFT", "lora": "LoRA"}
+TRAINING_TEXT = {"sft": "SFT: supervised fine-tuning of every weight (FLOPs per token as pre-training)",
+                 "lora": "LoRA: adapters on a frozen base, no weight gradients for it (MFU counts 4N, not 6N)"}
+
+
 def training_kind(loaded: LoadedRecipe) -> str:
-    """'LoRA', 'SFT' or 'pre-training', from the recipe name's words (the importers name fine-tuning rows so:
-    'mb-26.06-dgx-gb200-8gpu-fp8-cs-lora'). Their tokens/s are not a layout choice against pre-training's."""
-    words = set(loaded.id.split("/")[-1].lower().split("-"))
-    return "LoRA" if "lora" in words else "SFT" if "sft" in words else "pre-training"
+    """'LoRA', 'SFT' or 'pre-training' (workload.training). Their tokens/s are not a layout choice against each
+    other's."""
+    return TRAINING_NAMES[loaded.recipe.workload.training.value]
 
 
 def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:

@@ -69,10 +69,14 @@ def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
                                             head_dim=conv.attention_head_dim if conv else None)
         diff = figures.relative_difference(r.result.published_model_tflops_per_gpu, ours)
         assert not r.result.published_figures_disagree and diff <= figures.PUBLISHED_TFLOPS_TOLERANCE, loaded.id
-        # The registry's MFU (6 N per token, N from the card) at the BF16 peak, at its 4 decimals.
+        # The registry's MFU (6 N per token, N from the card; 4 N for the LoRA section's rows: a frozen base) at the
+        # BF16 peak, at its 4 decimals.
+        lora = "-lora-" in loaded.id
+        assert r.workload.training.value == ("lora" if lora else "pre-training"), loaded.id
         peak = catalog.gpus["H100"].peak_flops.bf16
         n = catalog.models[r.model].active_params.count
-        assert r.result.mfu == pytest.approx(figures.mfu(n, r.result.tokens_per_s_per_gpu, peak), abs=5e-5)
+        per_token = (4 if lora else 6) * n
+        assert r.result.mfu == pytest.approx(per_token * r.result.tokens_per_s_per_gpu / peak, abs=5e-5)
         assert (r.publication.url, r.publication.commit) == (URL, COMMIT)
         line = DOC.read_text(encoding="utf-8").splitlines()[r.publication.line - 1]
         assert re.search(rf"\| {r.gpu.count} \| {r.workload.global_batch} \|", line), loaded.id

@@ -151,8 +151,7 @@ def _fastest_by_key(registry, keep, other) -> dict[tuple, tuple[float, set[str],
         r = x.recipe
         if not keep(r):
             continue
-        words = x.id.rsplit("/", 1)[-1].split("-")
-        kind = "LoRA" if "lora" in words else "SFT" if "sft" in words else "pre-training"
+        kind = {"lora": "LoRA", "sft": "SFT"}.get(r.workload.training.value, "pre-training")
         key = (other(r), str(r.gpu.count), kind, r.workload.precision.value.upper(), fmt.integer(r.workload.row_tokens))
         tps = r.result.tokens_per_s_per_gpu
         best, ids, n = out.get(key, (-1.0, set(), 0))
