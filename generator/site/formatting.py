@@ -79,12 +79,15 @@ def peak_name(precision: str) -> str:
     return precision.upper()
 
 
-def mfu(fraction: float | None, active_params: int, note: str | None = None, peak: str | None = None) -> str:
-    """The card's MFU. `peak` names the precision's peak when it is not the default BF16 one (reported rows)."""
+def mfu(fraction: float | None, active_params: int, note: str | None = None, peak: str | None = None,
+        frozen_base: bool = False) -> str:
+    """The card's MFU. `peak` names the precision's peak when it is not the default BF16 one (reported rows);
+    `frozen_base` says the count is 4N (LoRA)."""
     if fraction is None:
         return DASH
     against = f" of the {peak_name(peak)} dense peak" if peak else ""
-    text = f"{percent(fraction)}{against} (N = {integer(active_params)} active parameters per token)"
+    count = "; 4N FLOPs a token: LoRA's frozen base has no weight gradients" if frozen_base else ""
+    text = f"{percent(fraction)}{against} (N = {integer(active_params)} active parameters per token{count})"
     return f"{text}; {note}" if note else text
 
 

@@ -138,7 +138,7 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     add("Layout", r.layout.summary)
     add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
     add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None)
-    add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak)
+    add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak, figures.frozen_base(r))
         if f.mfu is not None else None)
     add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
     corr = r.correctness
