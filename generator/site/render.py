@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import jinja2
 import yaml
@@ -342,6 +343,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
+            all_query=urlencode({"model": model}),
             failed=failed_view.for_model(registry.root, model, group, src))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
@@ -359,7 +361,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False),
-            all_href=views.href(src, "recipes.md"))
+            all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
     pages["gpus/index.md"] = Page(_markdown("GPUs", env.get_template("list.md.j2").render(

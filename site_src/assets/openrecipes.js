@@ -133,14 +133,35 @@
       if (filtered) return;  // initFilters places the rows
       table.orPlace = function (order) {
         table.orRows = order;
-        var shown = order.length <= BIG ? order : order.slice(0, LIVE);
+        var shown = order.length <= BIG || table.orShowAll ? order : order.slice(0, LIVE);
         var fragment = document.createDocumentFragment();
         shown.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
         body.appendChild(fragment);
         putAway(table, order.slice(shown.length));
       };
       if (inert) table.orPlace(rows);
+      if (rows.length > BIG) offerAll(root, table);
     });
+  }
+
+  // A table without filters of more than BIG rows shows its first LIVE (the page says so, data-or-partial);
+  // "Show all" puts every row in, in the table's order, and later sorts keep them all.
+  function offerAll(root, table) {
+    var note = root.querySelector('[data-or-partial="' + table.id + '"]');
+    if (!note || note.querySelector("button")) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "md-button or-small-button";
+    button.setAttribute("data-or-show-all", "");
+    button.textContent = "Show all " + table.orRows.length.toLocaleString("en-US");
+    button.addEventListener("click", function () {
+      flushPrices(table);  // rows out of the document may be behind a price change
+      table.orShowAll = true;
+      table.orPlace(table.orRows);
+      note.textContent = "All " + table.orRows.length.toLocaleString("en-US") + " recipes shown.";
+    });
+    note.appendChild(document.createTextNode(" "));
+    note.appendChild(button);
   }
 
   // Sorting. The served order is kept on load (the header it follows carries aria-sort); the first click on a

@@ -187,6 +187,27 @@ def test_issue18_pages_lead_with_the_best_layout_per_gpu_count(wide, phone, regi
     assert phone.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
 
 
+def test_a_group_table_over_1000_rows_says_it_shows_500_and_shows_all(wide, registry) -> None:  # noqa: ANN001
+    """gpus/h100/ holds more than 1,000 recipes: the page says it shows the first 500, links to the all-recipes table
+    filtered to H100 (same recipes), and "Show all" puts every one in, which a later sort keeps."""
+    h100 = {x.id for x in registry.recipes if x.recipe.gpu.type == "H100"}
+    assert len(h100) > 1000
+    wide.goto("gpus/h100/")
+    note = wide.locator("[data-or-partial=or-group]")
+    assert f"first 500 of its {len(h100):,} recipes" in note.inner_text()
+    assert wide.locator("#or-group tbody tr:not([hidden])").count() == 500
+    link = note.locator("a").evaluate("a => a.href")  # resolved against the page
+    assert link.endswith("/recipes/?gpu_type=H100"), link
+    note.locator("button[data-or-show-all]").click()
+    shown = wide.eval_on_selector_all("#or-group tbody tr:not([hidden])", "els => els.map(r => r.dataset.orRecipe)")
+    assert len(shown) == len(h100) and set(shown) == h100
+    assert note.inner_text() == f"All {len(h100):,} recipes shown."
+    wide.locator("#or-group th[data-or-sort=name] button").click()
+    assert wide.locator("#or-group tbody tr:not([hidden])").count() == len(h100)  # the sort kept every row
+    wide.goto(link)
+    assert wide.locator("[data-or-count]").inner_text().startswith(f"{len(h100)} of {len(registry.recipes)} recipes")
+
+
 def test_item1_headers_stick_while_scrolling(wide) -> None:  # noqa: ANN001
     wide.goto("recipes/")
     header = wide.locator("#or-recipes thead th").first
