@@ -398,8 +398,10 @@ def _schema_page(env: jinja2.Environment, registry: Registry) -> Page:
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
 
 
-CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout",
-               "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "step_time_cv_percent", "measured"]
+# precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA.
+CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
+               "training", "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "mfu_peak", "step_time_cv_percent",
+               "measured"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
@@ -421,7 +423,9 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     csv.writer(out, lineterminator="\n").writerow([
         *text, r.gpu.count, fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
         fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
-        fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu), fmt.csv_number(f.cv),
+        r.workload.precision.value, r.workload.training.value,
+        fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
+        f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
     return out.getvalue()
 

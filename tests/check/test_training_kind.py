@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from generator import figures
 from generator.check import check_registry
 from generator.registry import load_registry
@@ -66,3 +68,17 @@ def test_card_and_best_layout_table_say_the_kind(tmp_path: Path) -> None:
     reference = load_registry(ROOT, [ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"]).recipes[0]
     assert views.training_kind(reference) == "pre-training"
     assert all(label != "Training" for label, _ in views.workload_rows(reference)["workload"])
+
+
+def test_the_csv_export_says_what_the_mfu_is_against(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from generator.site import render_site
+
+    registry = _registry(tmp_path, LORA, [])
+    shutil.copytree(ROOT / "schema", tmp_path / "schema")  # the site ships the schema among its downloads
+    rows = list(csv.DictReader(io.StringIO(render_site(registry)["downloads/recipes.csv"].content)))
+    assert [(r["id"], r["precision"], r["training"], r["mfu_peak"]) for r in rows] == [
+        ("llama-3-70b/gb300/mb-26.06-dgx-gb300-8gpu-fp8-cs-lora", "fp8-cs", "lora", "fp8")]
+    assert float(rows[0]["mfu"]) == pytest.approx(2_111_249_113_186_304 / 5e15, rel=1e-12)  # 4N, by hand above

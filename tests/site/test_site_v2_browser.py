@@ -495,6 +495,10 @@ def test_item7_csv_of_the_rows_in_view_matches_python(wide, registry) -> None:  
         assert (float(r["usd_per_million_tokens"]) if r["usd_per_million_tokens"] else None) == f.usd
         assert (float(r["mfu"]) if r["mfu"] else None) == f.mfu
         assert r["layout"] == loaded.recipe.layout.label and r["gpu_count"] == str(loaded.recipe.gpu.count)
+        # what the MFU is against: the precision's peak for reported rows (BF16 for measured ones), 4N for LoRA
+        w = loaded.recipe.workload
+        assert (r["precision"], r["training"]) == (w.precision.value, w.training.value)
+        assert r["mfu_peak"] == (f.derived.peak_precision or "")
     # Text cells are neutralised as recipes.csv's are (formatting.csv_text).
     for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"'):
         cell = wide.evaluate("t => OpenRecipes.csvCell(OpenRecipes.csvText(t))", text)
