@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from generator.load import YamlDocument, file_kind_problem, read_yaml, validation_problems
 from generator.models import MAX_COUNT, MAX_PARALLEL, HttpUrl
 from generator.problems import InputError, Problem
+from generator.registry import display_path
 
 FOLDER = "failed"
 LAYOUT = f"failed layouts are {FOLDER}/<model>.yaml"
@@ -88,7 +89,7 @@ def files(root: Path) -> list[Path]:
 def read(path: Path, root: Path) -> tuple[YamlDocument | None, FailedLayouts | None, list[Problem]]:
     """One file, strictly read and validated: its document (positions for later problems), its data, its problems
     (path:line:col) instead of an exception. A fifo, device or folder is never opened."""
-    display = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    display = display_path(path, root)
     kind = file_kind_problem(path, LAYOUT)
     if kind:
         return None, None, [Problem(display, 1, 1, "(document)", kind)]

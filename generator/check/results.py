@@ -57,9 +57,9 @@ def mfu(ctx: RecipeContext) -> None:
     explains, never exempts."""
     res, derived = ctx.recipe.result, ctx.derived
     if res.mfu is not None and derived.mfu is not None:
-        six_n = "4" if figures.frozen_base(ctx.recipe) else "6"
+        flops_per_param = "4" if figures.frozen_base(ctx.recipe) else "6"
         stated_figure(ctx, "mfu", derived.mfu,
-                      f"{six_n} x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / {derived.peak_flops:.4g}")
+                      f"{flops_per_param} x {res.active_params.count:,} x {res.tokens_per_s_per_gpu} / {derived.peak_flops:.4g}")
 
 
 def precision_peak(ctx: RecipeContext) -> None:

@@ -3,8 +3,9 @@ convention changes the count, and superseded rows are held to the same count."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from recipe_edits import edited_registry
 
 from generator.check import check_registry
 from generator.registry import load_registry
@@ -15,15 +16,7 @@ QWEN = "recipes/qwen3-30b-a3b/h100/mb-26.02-dgx-h100-16gpu-fp8-cs.yaml"  # a sup
 
 
 def _problems(tmp_path: Path, rel: str, edits: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
-    target = tmp_path / rel
-    target.parent.mkdir(parents=True)
-    text = (ROOT / rel).read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    target.write_text(text, encoding="utf-8")
-    return [(p.field, p.message) for p in check_registry(load_registry(tmp_path))]
+    return [(p.field, p.message) for p in check_registry(load_registry(edited_registry(tmp_path, rel, edits)))]
 
 
 def _without_convention(text_lines: list[str]) -> tuple[str, str]:

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from recipe_edits import edited_registry
 
 from generator import figures
 from generator.check import check_registry
@@ -19,15 +20,7 @@ SFT = "recipes/llama-3-70b/gb300/mb-26.06-dgx-gb300-32gpu-fp8-cs-sft.yaml"
 
 
 def _registry(tmp_path: Path, rel: str, edits: list[tuple[str, str]]):  # noqa: ANN202
-    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
-    target = tmp_path / rel
-    target.parent.mkdir(parents=True)
-    text = (ROOT / rel).read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    target.write_text(text, encoding="utf-8")
-    return load_registry(tmp_path)
+    return load_registry(edited_registry(tmp_path, rel, edits))
 
 
 def test_lora_mfu_is_4n_over_the_peak_by_hand() -> None:
