@@ -66,11 +66,16 @@ def synthetic_recipes(n: int, seed: int = 0) -> dict[str, dict]:
     return out
 
 
-def write_registry(dest: Path, recipes: dict[str, dict]) -> None:
+def write_project(dest: Path) -> None:
+    """A site project without recipes: this checkout's catalogs, schema, site sources, hook and generator."""
     for name in ("catalog", "schema", "site_src", "hooks"):
         shutil.copytree(ROOT / name, dest / name)
     shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     (dest / "generator").symlink_to(ROOT / "generator")
+
+
+def write_registry(dest: Path, recipes: dict[str, dict]) -> None:
+    write_project(dest)
     for rid, data in recipes.items():
         path = dest / "recipes" / f"{rid}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,10 +84,7 @@ def write_registry(dest: Path, recipes: dict[str, dict]) -> None:
 
 def write_committed(dest: Path) -> int:
     """This repository's committed registry (recipes, failed layouts, catalogs) as a project; returns its recipes."""
-    for name in ("catalog", "schema", "site_src", "hooks"):
-        shutil.copytree(ROOT / name, dest / name)
-    shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
-    (dest / "generator").symlink_to(ROOT / "generator")
+    write_project(dest)
     archive = subprocess.run(["git", "archive", "HEAD", "recipes", "failed"], cwd=ROOT, capture_output=True,
                              check=True).stdout  # HEAD, not a working tree someone is editing
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
