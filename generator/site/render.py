@@ -244,7 +244,14 @@ class _Render:
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
-                "prices": prices, "compare_href": views.href(page, "compare.md"), **flags}
+                "prices": prices, "compare_href": views.href(page, "compare.md"), "live": LIVE_ROWS,
+                "partial": len(html) > ALL_ROWS_UP_TO, **flags}
+
+
+# A recipes table serves its first LIVE_ROWS rows live, the rest inert in a <template>; one without filters shows
+# every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (openrecipes.js's LIVE and BIG).
+LIVE_ROWS = 500
+ALL_ROWS_UP_TO = 1000
 
 
 def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str, page: str = "",

@@ -108,7 +108,7 @@
   // style and DOM work in Chromium, against 5-70 ms with them out of it; at the committed registry's 2,218 rows,
   // filter keystroke median 34 / max 60 ms and price key median 58 / max 94 ms in it, 14 / 38 and 17 / 35 out of it
   // (benchmarks/site_scale.py --committed). A table without filters shows every row up to BIG rows, else its first LIVE.
-  var BIG = 1000, LIVE = 500, DETACH = 1000;
+  var BIG = 1000, LIVE = 500, DETACH = BIG;  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
 
   // Rows leaving the view: hidden, into the stash or out of the document.
   function putAway(table, list) {
