@@ -467,7 +467,8 @@ def peak_for(recipe: Recipe, catalog: Catalog) -> tuple[float | None, str | None
 
 def frozen_base(recipe: Recipe) -> bool:
     """Whether the run trains adapters on a frozen base (its MFU counts 4N, not 6N)."""
-    return recipe.workload.training.value == "lora"
+    training = recipe.workload.training
+    return training is not None and training.value == "lora"
 
 
 def derive(recipe: Recipe, catalog: Catalog) -> Derived:

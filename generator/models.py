@@ -260,12 +260,12 @@ class Workload(_Closed):
     rows: str = Field(description="What a row holds (e.g. 'SFT conversations', 'synthetic tokens').")
     global_batch: int = Field(description="Rows per optimizer step, in rows.", gt=0, le=MAX_COUNT)
     precision: Precision = Field(strict=False, description="Compute precision of the matrix products.")
-    training: Training = Field(
-        default=Training.pre_training, strict=False,
+    training: Training | None = Field(
+        default=None, strict=False,
         description="What the run trains: 'pre-training', 'sft' (supervised fine-tuning of every weight: the same "
                     "FLOPs per token) or 'lora' (adapters on a frozen base, which needs no weight gradients: MFU "
                     "counts 4N FLOPs per token, two thirds of 6N, as Megatron-Bridge's and AutoModel's own counts "
-                    "do). Absent: pre-training.")
+                    "do). Absent or null: not stated (never read as pre-training).")
     dataset: Dataset | None = Field(default=None, description="Data provenance.")
 
 

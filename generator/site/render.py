@@ -430,7 +430,7 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     csv.writer(out, lineterminator="\n").writerow([
         *text, r.gpu.count, fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
         fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
-        r.workload.precision.value, r.workload.training.value,
+        r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])

@@ -393,7 +393,7 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     out = {"workload": [("Rows", w.rows), ("Tokens per row", fmt.integer(w.row_tokens)),
                         ("Global batch (rows)", fmt.integer(w.global_batch)), ("Precision", w.precision.value)],
            "dataset": None, "build": None}
-    if w.training.value != "pre-training":  # pre-training, the default, goes unsaid
+    if w.training is not None and w.training.value != "pre-training":  # pre-training and unstated go unsaid here
         out["workload"].append(("Training", TRAINING_TEXT[w.training.value]))
     if w.dataset is not None:
         out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
@@ -524,7 +524,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
         "framework": fmt.framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
-        "training": r.workload.training.value,
+        "training": r.workload.training.value if r.workload.training else "not stated",
         "mfu_peak": f.derived.peak_precision or "",
         "tokens": fmt.short(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
@@ -547,7 +547,8 @@ TRAINING_TEXT = {"sft": "SFT: supervised fine-tuning of every weight (FLOPs per 
 def training_kind(loaded: LoadedRecipe) -> str:
     """'LoRA', 'SFT' or 'pre-training' (workload.training). Their tokens/s are not a layout choice against each
     other's."""
-    return TRAINING_NAMES[loaded.recipe.workload.training.value]
+    training = loaded.recipe.workload.training
+    return TRAINING_NAMES[training.value] if training is not None else "training kind not stated"
 
 
 def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:
