@@ -59,7 +59,9 @@ def test_card_and_best_layout_table_say_the_kind(tmp_path: Path) -> None:
         "42.2% of the FP8 dense peak (N = 70,553,706,496 active parameters per token; 4N FLOPs a token: LoRA's frozen "
         "base has no weight gradients)"]
     reference = load_registry(ROOT, [ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"]).recipes[0]
-    assert views.training_kind(reference) == "pre-training"
+    # The reference (an SFT run) does not state its training kind: shown as not stated, never as pre-training.
+    assert reference.recipe.workload.training is None
+    assert views.training_kind(reference) == "training kind not stated"
     assert all(label != "Training" for label, _ in views.workload_rows(reference)["workload"])
 
 
