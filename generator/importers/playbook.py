@@ -2,22 +2,30 @@
 `reported` recipes, and its crashed / out-of-memory configurations as failed layouts.
 
 The document is one Plotly figure: line 1 loads Plotly, line 2 holds the figure's JSON. Each (model, node count)
-cell of the figure is two scatter traces over one shared hover-text array: a trace of circles (the runs with
-figures) and a trace of crosses ("crashed/oom", the figure's legend), the circles taking the array's first entries
-and the crosses the rest. The 80B model's 1- and 2-node cells hold crosses only. A hover text states the
-configuration (nodes, MBS, GradAcc, GBS, DP, PP, TP, ZeRO) and the figures (MFU %, tok/s/gpu, tok/s, GPU memory),
-"nan" where the run has none. A row is located by its line and the 1-based column where its hover text starts.
+cell of the figure is two scatter traces over one shared hover-text array: a trace of circles (the runs that worked)
+and a trace of crosses ("crashed/oom", the figure's legend). The 80B model's 1- and 2-node cells hold crosses only.
+A hover text states the configuration (nodes, MBS, GradAcc, GBS, DP, PP, TP, ZeRO) and the figures (MFU %,
+tok/s/gpu, tok/s, GPU memory), "nan" where the run has none. A row is located by its line and the 1-based column
+where its hover text starts.
 
-Every entry of every cell's text array is a row: a circle becomes a recipe; a cross (with or without figures) is a
-failed layout, reported as a skip with its line, column and reason, and listed by `failed_layouts`.
+Which hover texts are the circles is read from the circles' own markers, not from the order of the text array
+(Plotly shows a circle's hover as the array's entry at the circle's index, which is not that circle's run in 11 of
+the 26 cells with circles): each circle's colour is its run's MFU over the model's best and its size is
+5 + 10 x its run's total tok/s over the model's highest (`Marker`). Every circle is matched, in order, to the one
+hover text with figures whose MFU and tok/s give its colour and size within the stated figures' rounding
+(`match_circles`); the texts with figures that no circle matches are crashed runs.
+
+Every entry of every cell's text array is a row. A configuration stated more than once in a cell is one row (the
+first run that worked, else the first entry; `merge_repeats`); the others are skipped as repeats with their
+column. A circle becomes a recipe; a cross (with or without figures) is a failed layout, reported as a skip with its
+line, column and reason, and listed by `failed_layouts`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +89,24 @@ class Figures:
 
 
 @dataclass(frozen=True)
+class Marker:
+    """A circle as drawn: its colour (the run's MFU over the model's best) and size (5 + 10 x the run's total tok/s
+    over the model's highest)."""
+
+    colour: float
+    size: float
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Another entry of the same configuration in the same cell, merged into the row that stands for it."""
+
+    column: int
+    outcome: str
+    figures: Figures | None
+
+
+@dataclass(frozen=True)
 class Row:
     """One entry of a cell's hover-text array."""
 
@@ -91,17 +117,17 @@ class Row:
     outcome: str  # MEASURED (a circle) or CRASHED (a cross)
     config: Config
     figures: Figures | None  # None: the text says nan for every figure
-    occurrence: int = 1  # 2, 3...: the same configuration stated again in the same cell
+    marker: Marker | None = None  # the circle this entry's run is drawn as (None: a cross)
+    repeats: tuple[Repeat, ...] = ()  # the cell's other entries of this configuration, merged into this row
 
     @property
     def model(self) -> str:
         return MODELS[self.config.model]
 
     def key(self) -> str:
-        """Stable file name: GPUs and every configuration field (a repeat in the cell gets -2, -3...)."""
+        """Stable file name: GPUs and every configuration field (one row per configuration and cell)."""
         c = self.config
-        name = (f"pb-{c.gpus}gpu-dp{c.dp}-tp{c.tp}-pp{c.pp}-mbs{c.mbs}-ga{c.grad_acc}-zero{c.zero}")
-        return name if self.occurrence == 1 else f"{name}-{self.occurrence}"
+        return f"pb-{c.gpus}gpu-dp{c.dp}-tp{c.tp}-pp{c.pp}-mbs{c.mbs}-ga{c.grad_acc}-zero{c.zero}"
 
     def where(self) -> str:
         return f"line {self.line}, column {self.column}"
@@ -199,25 +225,127 @@ def _row(hover: str, model: str, where: str) -> tuple[Config, Figures | None]:
 
 @dataclass
 class Sweep:
-    """Every row of the document, and how its traces were read."""
+    """Every row of the document (repeats merged), and how its traces were read."""
 
-    rows: list[Row]
+    rows: list[Row]  # one per configuration and cell, in document order
+    merged: list[Row]  # the repeats merged into a row of `rows` (each also listed in that row's `repeats`)
     cells: int  # (model, nodes) cells: traces with a text array of their own
     repeated_traces: list[int]  # traces whose text array repeats their cell's (the crosses' traces)
 
+    @property
+    def entries(self) -> int:
+        return len(self.rows) + len(self.merged)
 
-def read_sweep(text: str) -> Sweep:
-    """Every hover-text entry of the figure, in document order, with its outcome. Pure: no catalog, no files."""
+
+@dataclass(frozen=True)
+class Entry:
+    """One hover text as written, before its outcome is known."""
+
+    line: int
+    column: int
+    index: int
+    config: Config
+    figures: Figures | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A (model, nodes) cell: its circles' trace index and markers (empty: all crosses) and its entries."""
+
+    trace: int
+    model: str
+    markers: list[Marker]
+    entries: list[Entry]
+
+
+# Marker sizes: 5 for a run with no throughput, 15 for the model's highest total tok/s (read off the figure: every
+# model's largest circle is 15.0 and the sizes are affine in the hover texts' tok/s).
+SIZE_FLOOR, SIZE_SPAN = 5.0, 10.0
+MFU_ROUNDING = 0.05  # the hover text's MFU is in percent at one decimal
+TOKENS_ROUNDING = 0.5  # its total tok/s is a whole number
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What a model's markers are relative to: its best MFU (percent) and its highest total tok/s, both as stated."""
+
+    best_mfu_percent: float
+    top_tokens_per_s: float
+
+    def colour(self, f: Figures) -> float:
+        return f.mfu_percent / self.best_mfu_percent
+
+    def size(self, f: Figures) -> float:
+        return SIZE_FLOOR + SIZE_SPAN * f.tokens_per_s / self.top_tokens_per_s
+
+    @property
+    def colour_bound(self) -> float:
+        """How far a stated MFU's colour can be from the drawn one: the run's and the best MFU each rounded."""
+        return 2 * MFU_ROUNDING / self.best_mfu_percent
+
+    @property
+    def size_bound(self) -> float:
+        """How far a stated tok/s's size can be from the drawn one: the run's and the highest tok/s each rounded."""
+        return SIZE_SPAN * 2 * TOKENS_ROUNDING / self.top_tokens_per_s
+
+    def distance(self, marker: Marker, f: Figures) -> float:
+        """The larger of the colour and size gaps, each over its bound: <= 1 is a match within rounding."""
+        return max(abs(marker.colour - self.colour(f)) / self.colour_bound,
+                   abs(marker.size - self.size(f)) / self.size_bound)
+
+
+def model_scales(cells: list[Cell]) -> dict[str, Scale]:
+    """Each model's best stated MFU and highest stated total tok/s over its hover texts with figures."""
+    out: dict[str, Scale] = {}
+    for model in {cell.model for cell in cells}:
+        stated = [e.figures for cell in cells if cell.model == model for e in cell.entries if e.figures]
+        if stated:
+            out[model] = Scale(max(f.mfu_percent for f in stated), max(f.tokens_per_s for f in stated))
+    return out
+
+
+def match_circles(markers: list[Marker], candidates: list[Figures], scale: Scale) -> list[int]:
+    """For each circle in drawing order, the index in `candidates` (the cell's texts with figures, in document
+    order) of its run: the order-keeping assignment with the least total gap (both lists are in throughput order).
+    ValueError when a circle's best candidate is beyond rounding."""
+    n, m = len(markers), len(candidates)
+    if n > m:
+        raise ValueError(f"{n} circles but {m} hover texts with figures")
+    inf = float("inf")
+    cost = [[scale.distance(mk, f) ** 2 for f in candidates] for mk in markers]
+    # best[k][j]: least cost of placing the first k circles on the first j candidates.
+    best = [[0.0] * (m + 1)] + [[inf] * (m + 1) for _ in range(n)]
+    for k in range(1, n + 1):
+        for j in range(k, m + 1):
+            best[k][j] = min(best[k][j - 1], best[k - 1][j - 1] + cost[k - 1][j - 1])
+    chosen: list[int] = []
+    k, j = n, m
+    while k > 0:
+        if j > k and best[k][j] == best[k][j - 1]:
+            j -= 1
+        else:
+            chosen.append(j - 1)
+            k, j = k - 1, j - 1
+    chosen.reverse()
+    for circle, index in enumerate(chosen):
+        gap = scale.distance(markers[circle], candidates[index])
+        if gap > 1:
+            raise ValueError(f"circle {circle} (colour {markers[circle].colour:.4f}, size {markers[circle].size:.4f})"
+                             f" matches no hover text within rounding (nearest: {gap:.1f} x the bound)")
+    return chosen
+
+
+def read_cells(text: str) -> tuple[list[Cell], list[int]]:
+    """Every (model, nodes) cell of the figure with its entries as written, and the traces that repeat a cell."""
     data, data_at, layout = _figure_data(text)
     axis_models = _axis_models(layout)
     texted = [i for i, trace in enumerate(data) if trace.get("text")]
     if texted != list(range(len(texted))):
         raise DocumentError("the traces with hover text are not the figure's first traces")
     offsets = _text_offsets(text, data_at, len(texted))
-    rows: list[Row] = []
+    cells: list[Cell] = []
     repeated: list[int] = []
     seen: dict[tuple[str, str], int] = {}
-    cells = 0
     for i in texted:
         trace = data[i]
         axis = trace.get("xaxis", "x")
@@ -228,23 +356,21 @@ def read_sweep(text: str) -> Sweep:
             repeated.append(i)
             continue
         seen[key] = i
-        cells += 1
         circles = 0 if trace["marker"].get("symbol") == "x" else len(trace["x"])
         crosses = _crosses(data, i, trace, circles)
         if circles + crosses != len(trace["text"]):
             line, col = _position(text, offsets[i][0])
             raise DocumentError(f"line {line}, column {col}: cell of trace {i} has {circles} circles and {crosses} "
                                 f"crosses for {len(trace['text'])} texts")
-        counts: Counter[Config] = Counter()
+        markers = ([Marker(float(c), float(z)) for c, z in zip(trace["marker"]["color"], trace["marker"]["size"],
+                                                               strict=True)] if circles else [])
+        entries = []
         for n, hover in enumerate(trace["text"]):
             line, col = _position(text, offsets[i][n])
             config, stated = _row(hover, axis_models[axis], f"line {line}, column {col}")
-            counts[config] += 1
-            outcome = MEASURED if n < circles else CRASHED
-            if outcome == MEASURED and stated is None:
-                raise DocumentError(f"line {line}, column {col}: a circle without figures")
-            rows.append(Row(line, col, i, n, outcome, config, stated, counts[config]))
-    return Sweep(rows, cells, repeated)
+            entries.append(Entry(line, col, n, config, stated))
+        cells.append(Cell(i, axis_models[axis], markers, entries))
+    return cells, repeated
 
 
 def _crosses(data: list[dict[str, Any]], i: int, trace: dict[str, Any], circles: int) -> int:
@@ -258,6 +384,52 @@ def _crosses(data: list[dict[str, Any]], i: int, trace: dict[str, Any], circles:
     return 0
 
 
+def cell_rows(cell: Cell, scale: Scale | None) -> list[Row]:
+    """The cell's entries with their outcome: the texts its circles' markers match worked, the rest crashed."""
+    with_figures = [e for e in cell.entries if e.figures is not None]
+    drawn: dict[int, Marker] = {}
+    if cell.markers:
+        assert scale is not None
+        try:
+            chosen = match_circles(cell.markers, [e.figures for e in with_figures if e.figures], scale)
+        except ValueError as exc:
+            first = cell.entries[0]
+            raise DocumentError(f"line {first.line}, column {first.column}: cell of trace {cell.trace}: {exc}") from None
+        drawn = {with_figures[j].index: cell.markers[k] for k, j in enumerate(chosen)}
+    return [Row(e.line, e.column, cell.trace, e.index, MEASURED if e.index in drawn else CRASHED, e.config, e.figures,
+                drawn.get(e.index)) for e in cell.entries]
+
+
+def merge_repeats(rows: list[Row]) -> tuple[list[Row], list[Row]]:
+    """One row per configuration of a cell: its first run that worked, else its first entry, carrying the other
+    entries as `repeats`; returns (rows in document order, the merged entries)."""
+    groups: dict[Config, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.config, []).append(row)
+    kept: dict[int, Row] = {}
+    merged: list[Row] = []
+    for group in groups.values():
+        lead = next((r for r in group if r.outcome == MEASURED), group[0])
+        others = [r for r in group if r is not lead]
+        kept[lead.index] = replace(lead, repeats=tuple(Repeat(r.column, r.outcome, r.figures) for r in others))
+        merged.extend(others)
+    return [kept[i] for i in sorted(kept)], sorted(merged, key=lambda r: r.index)
+
+
+def read_sweep(text: str) -> Sweep:
+    """Every hover-text entry of the figure, in document order, with its outcome read from the circles' markers
+    and repeats merged. Pure: no catalog, no files."""
+    cells, repeated = read_cells(text)
+    scales = model_scales(cells)
+    rows: list[Row] = []
+    merged: list[Row] = []
+    for cell in cells:
+        kept, folded = merge_repeats(cell_rows(cell, scales.get(cell.model)))
+        rows.extend(kept)
+        merged.extend(folded)
+    return Sweep(rows, merged, len(cells), repeated)
+
+
 # --- MFU under the playbook's count -----------------------------------------------------------------------
 
 
@@ -267,15 +439,26 @@ def vocab_matrices(row: Row, tied_embeddings: bool) -> int:
     return 1 if tied_embeddings and row.config.pp == 1 else 2
 
 
+def _layout_words(c: Config) -> str:
+    return (f"{c.model}, {c.gpus} GPUs, DP{c.dp} TP{c.tp} PP{c.pp} ZeRO-{c.zero}, MBS {c.mbs}, GradAcc {c.grad_acc}")
+
+
 def failure_reason(row: Row) -> str:
-    c = row.config
-    base = (f"failed layout ({c.model}, {c.gpus} GPUs, DP{c.dp} TP{c.tp} PP{c.pp} ZeRO-{c.zero}, MBS {c.mbs}, "
-            f"GradAcc {c.grad_acc}): drawn as a cross, the figure's 'crashed/oom'")
+    base = f"failed layout ({_layout_words(row.config)}): drawn as a cross, the figure's 'crashed/oom'"
     if row.figures is None:
         return base + ", with no figures (nan)"
     f = row.figures
     return base + (f", though its text states MFU {f.mfu_percent:.1f}%, {f.tokens_per_s_per_gpu:,} tok/s/gpu and "
-                   f"{f.memory_gb:g} GB")
+                   f"{f.memory_gb:g} GB (no circle's colour and size are these figures)")
+
+
+def repeat_reason(row: Row, lead: Row) -> str:
+    """Why a repeated entry is no row of its own: the same configuration earlier in the cell stands for it."""
+    kind = "recipe" if lead.outcome == MEASURED else "failed layout"
+    what = "with no figures (nan)" if row.figures is None else f"MFU {row.figures.mfu_percent:.1f}%"
+    drawn = "a circle" if row.outcome == MEASURED else "not a circle"
+    return (f"repeat ({_layout_words(row.config)}; {what}, {drawn}): the same configuration as column {lead.column} "
+            f"of this cell, merged into its {kind}")
 
 
 def gbs_contradiction(config: Config) -> bool:
@@ -290,12 +473,15 @@ class Playbook(Source):
 
     def parse(self, text: str) -> Parsed:
         sweep = read_sweep(text)
-        parsed = Parsed(table_rows=len(sweep.rows))
+        parsed = Parsed(table_rows=sweep.entries)
         for row in sweep.rows:
             if row.outcome == MEASURED:
                 parsed.rows.append(row)
             else:
                 parsed.skips.append(Skip(row.line, f"column {row.column}: {failure_reason(row)}"))
+        lead = {(r.cell, r.config): r for r in sweep.rows}
+        for row in sweep.merged:
+            parsed.skips.append(Skip(row.line, f"column {row.column}: {repeat_reason(row, lead[(row.cell, row.config)])}"))
         return parsed
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
@@ -347,9 +533,8 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
         "Settings the publication does not state are not invented: recompute is recorded as none, sequence "
         "parallelism as on when TP > 1 (nanotron's REDUCE_SCATTER TP mode, the sweep script's default), BF16.",
     ]
-    if row.occurrence > 1:
-        notes.append(f"The same configuration appears {row.occurrence - 1} time(s) earlier in this cell with its "
-                     "own figures; each is imported (this file has the suffix -" + str(row.occurrence) + ").")
+    if row.repeats:
+        notes.append(repeats_note(row))
     stated_ga = c.grad_acc if gbs_contradiction(c) else None
     if stated_ga is not None:
         notes.append(f"The row states GradAcc {c.grad_acc} with MBS {c.mbs} and DP {c.dp}: {c.mbs * c.grad_acc * c.dp}"
@@ -399,6 +584,21 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
     }
     derive_figures(recipe, catalog)
     return recipe
+
+
+def repeats_note(row: Row) -> str:
+    """The cell's other entries of this configuration, merged into this recipe (its figures are this entry's)."""
+    said = []
+    for r in row.repeats:
+        if r.figures is None:
+            said.append(f"column {r.column} with no figures (nan), drawn as a cross")
+        else:
+            drawn = "a circle" if r.outcome == MEASURED else "not a circle"
+            said.append(f"column {r.column} with MFU {r.figures.mfu_percent:.1f}%, {r.figures.tokens_per_s_per_gpu:,} "
+                        f"tok/s per GPU and {r.figures.memory_gb:g} GB ({drawn})")
+    return (f"The sweep states this configuration {len(row.repeats) + 1} times in this cell; the figures here are its "
+            f"first run drawn as a circle (column {row.column}); the others: " + "; ".join(said) + ". A configuration "
+            "that ran is not listed as a failed layout.")
 
 
 def playbook_mfu(row: Row, arch: Architecture, peak: float, tokens_per_s_per_gpu: float | None = None) -> float:

@@ -1,6 +1,8 @@
 """The Ultra-Scale Playbook sweep (generator/importers/playbook.py): every entry of the committed figure is accounted
-for (a recipe, or a failed layout skipped with its line, column and reason), the published MFU is reproduced by the
-playbook's count or flagged as a discrepancy, and the committed recipes are what the importer writes."""
+for (a recipe, a failed layout or a merged repeat, skipped with its line, column and reason), which runs worked is
+read from the circles' markers (held cell by cell to the recipes' stated MFU and tok/s), the published MFU is
+reproduced by the playbook's count or flagged as a discrepancy, and the committed recipes are what the importer
+writes."""
 
 from __future__ import annotations
 
@@ -51,8 +53,8 @@ def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
     and in the 80B cells that are all crosses."""
     line2 = text().splitlines()[1]
     written = [m.start() + 1 for m in re.finditer(re.escape(HOVER_START), line2)]
-    rows = sweep().rows
-    assert len(rows) == 3306
+    rows = sweep().rows + sweep().merged
+    assert len(rows) == sweep().entries == 3306
     assert len(written) == 6468
     columns = [row.column for row in rows]
     assert len(set(columns)) == len(columns)
@@ -66,19 +68,26 @@ def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
 
 
 def test_parse_accounts_for_every_row_as_a_recipe_or_a_failed_layout() -> None:
+    """1,721 recipes (1,728 circles, 7 of them a configuration that worked earlier in its cell too), 1,536 failed
+    layouts (1,506 without figures, 30 with figures no circle is drawn with) and 49 repeats merged: 3,306 entries."""
     parsed = pb.SOURCE.parse(text())
     assert parsed.table_rows == 3306
-    assert len(parsed.rows) == 1728
-    assert len(parsed.skips) == 1578
+    assert len(parsed.rows) == 1721
+    assert len(parsed.skips) == 1585
     located = {(r.line, r.column) for r in parsed.rows}
     skipped = {(s.line, int(re.match(r"column (\d+): ", s.reason).group(1))) for s in parsed.skips}
     assert not located & skipped
-    assert located | skipped == {(r.line, r.column) for r in sweep().rows}
-    reasons = Counter(("no figures (nan)" in s.reason, "though its text states MFU" in s.reason) for s in parsed.skips)
-    assert reasons == {(True, False): 1548, (False, True): 30}
+    assert located | skipped == {(r.line, r.column) for r in sweep().rows + sweep().merged}
+    reasons = Counter((s.reason.split(" (")[0].split(": ", 1)[1], "no figures (nan)" in s.reason) for s in parsed.skips)
+    assert reasons == {("failed layout", True): 1506, ("failed layout", False): 30, ("repeat", True): 42,
+                       ("repeat", False): 7}
     assert parsed.skips[0].line == 2
     assert parsed.skips[0].reason == ("column 15500: failed layout (1B, 8 GPUs, DP4 TP1 PP2 ZeRO-1, MBS 64, GradAcc 1): "
                                       "drawn as a cross, the figure's 'crashed/oom', with no figures (nan)")
+    repeat = next(s for s in parsed.skips if "repeat" in s.reason)
+    assert repeat.reason == ("column 25856: repeat (1B, 8 GPUs, DP2 TP4 PP1 ZeRO-0, MBS 16, GradAcc 8; with no "
+                             "figures (nan), not a circle): the same configuration as column 8312 of this cell, "
+                             "merged into its recipe")
 
 
 def test_the_rows_as_written() -> None:
@@ -87,10 +96,11 @@ def test_the_rows_as_written() -> None:
     assert first.figures == pb.Figures(mfu_percent=39.2, tokens_per_s_per_gpu=40150, tokens_per_s=321200,
                                        memory_gb=50.2)
     per_model = Counter((r.config.model, r.outcome) for r in sweep().rows)
-    assert per_model == {("1B", "measured"): 531, ("1B", "crashed"): 277, ("3B", "measured"): 581,
-                         ("3B", "crashed"): 261, ("8B", "measured"): 482, ("8B", "crashed"): 353,
-                         ("80B", "measured"): 134, ("80B", "crashed"): 687}
+    assert per_model == {("1B", "measured"): 531, ("1B", "crashed"): 267, ("3B", "measured"): 581,
+                         ("3B", "crashed"): 251, ("8B", "measured"): 481, ("8B", "crashed"): 352,
+                         ("80B", "measured"): 128, ("80B", "crashed"): 666}
     assert all(r.config.gpus == r.config.dp * r.config.tp * r.config.pp for r in sweep().rows)
+    assert len({(r.cell, r.config) for r in sweep().rows}) == len(sweep().rows)
 
 
 def test_the_playbooks_flop_count_by_hand() -> None:
@@ -104,16 +114,16 @@ def test_the_playbooks_flop_count_by_hand() -> None:
 
 
 def test_published_mfu_reproduced_or_flagged() -> None:
-    """The playbook's MFU counts nanotron's FLOPs with the logits once per vocabulary matrix: 1,572 of the 1,728 rows
-    agree at the stated 0.1 point from their tok/s per GPU, 21 more from their total tok/s; 12 80B rows agree only
-    with 8 key-value heads and 123 rows with nothing found: those 135 are flagged DISCREPANCY on their recipe."""
+    """The playbook's MFU counts nanotron's FLOPs with the logits once per vocabulary matrix: 1,573 of the 1,721 rows
+    agree at the stated 0.1 point from their tok/s per GPU, 19 more from their total tok/s; 10 80B rows agree only
+    with 8 key-value heads and 119 rows with nothing found: those 129 are flagged DISCREPANCY on their recipe."""
     peak = catalog().gpus["H100"].peak_flops.bf16
     measured = [r for r in sweep().rows if r.outcome == pb.MEASURED]
     verdicts = {id(r): pb.mfu_verdict(r, catalog().models[r.model].architecture, peak) for r in measured}
     assert Counter((r.config.model, verdicts[id(r)]) for r in measured) == {
-        ("1B", "count"): 492, ("1B", "unexplained"): 39, ("3B", "count"): 510, ("3B", "total"): 5,
-        ("3B", "unexplained"): 66, ("8B", "count"): 463, ("8B", "total"): 6, ("8B", "unexplained"): 13,
-        ("80B", "count"): 107, ("80B", "gqa"): 12, ("80B", "total"): 10, ("80B", "unexplained"): 5}
+        ("1B", "count"): 493, ("1B", "unexplained"): 38, ("3B", "count"): 511, ("3B", "total"): 4,
+        ("3B", "unexplained"): 66, ("8B", "count"): 462, ("8B", "total"): 6, ("8B", "unexplained"): 13,
+        ("80B", "count"): 107, ("80B", "gqa"): 10, ("80B", "total"): 9, ("80B", "unexplained"): 2}
     for row in measured:
         note = pb.mfu_note(row, catalog().models[row.model].architecture, peak)
         assert note.startswith("DISCREPANCY") == (verdicts[id(row)] in ("gqa", "unexplained"))
@@ -126,7 +136,7 @@ def _committed() -> set[str]:
 def test_committed_recipes_are_the_measured_rows() -> None:
     cat = catalog()
     targets = {str(pb.SOURCE.target(ROOT, cat, r).relative_to(ROOT)) for r in pb.SOURCE.parse(text()).rows}
-    assert len(targets) == 1728
+    assert len(targets) == 1721
     assert _committed() == targets
 
 
