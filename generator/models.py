@@ -312,7 +312,9 @@ class Layout(_Closed):
     max_tokens_per_gpu: int | None = Field(default=None, description="Dynamic-batching token cap, in tokens.", gt=0,
                                               le=MAX_COUNT)
     rows_per_microbatch: int = Field(description="Rows per micro-batch (micro-batch size), in rows.", gt=0, le=MAX_COUNT)
-    recompute: Recompute = Field(description="Activation recompute.")
+    recompute: Recompute | None = Field(
+        default=None, description="Activation recompute. Null: not stated by the source (shown as 'not stated'; "
+        "never read as no recompute).")
     offload: Offload | None = Field(default=None, description="CPU offload of the optimizer.")
     dispatcher: Dispatcher | None = Field(strict=False, default=None, description="MoE token dispatcher (null: dense model).")
     mtp_layers: int | None = Field(
@@ -505,6 +507,19 @@ class Publication(_Closed):
     )
 
 
+# A dotted path into a recipe (e.g. "workload.precision", "layout.rows_per_microbatch").
+FIELD_PATH = r"^[a-z_]+(\.[a-z_]+)+$"
+
+
+class Inferred(_Closed):
+    """A value the recipe records that its source does not state: which field, and how it was inferred."""
+
+    field: str = Field(description="Dotted path of the inferred field (e.g. 'workload.precision'); it must name a "
+                       "field the recipe sets.", pattern=FIELD_PATH)
+    reason: str = Field(description="How the value was inferred, from what (e.g. 'the table has no precision "
+                        "column; its footnote says plain figures are FP8').", min_length=1)
+
+
 class Recipe(_Closed):
     """An OpenRecipes training recipe."""
 
@@ -530,3 +545,8 @@ class Recipe(_Closed):
     patches: list[Patch] = Field(default_factory=list, description="Local changes to the framework.")
     run: str = Field(description="The run command (a bash script).", min_length=1)
     notes: str | None = Field(default=None, description="Notes, Markdown (raw HTML is not rendered).")
+    inferred: list[Inferred] = Field(
+        default_factory=list, description="Fields whose values the source does not state but the recipe infers "
+        "(from the source's footnotes, the framework's code or defaults), each with its reason; every other field "
+        "of a reported recipe is as the source states it, and a setting neither stated nor inferred is null.")
+

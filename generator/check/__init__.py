@@ -18,14 +18,15 @@ from pathlib import Path
 
 from generator import evidence, failed
 from generator.catalog import Catalog
-from generator.check import failed_layouts, layout, parameters, references, results, sidecar, status
+from generator.check import failed_layouts, inferred, layout, parameters, references, results, sidecar, status
 from generator.check.cache import CheckCache
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
 from generator.registry import RECIPES_DIR, Registry, display_path, placement_problems, recipe_files
 
-RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES)
+RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
+         *inferred.RULES)
 
 
 def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list[Problem]:

@@ -67,6 +67,8 @@ def recompute_settings(ctx: RecipeContext) -> None:
     """A full-recompute method or layer count under another granularity, or recomputed modules outside selective
     recompute, describe a recompute the granularity says is not done (Megatron refuses both combinations)."""
     rec = ctx.recipe.layout.recompute
+    if rec is None:  # not stated: nothing to contradict
+        return
     granularity = rec.granularity.value
     if rec.granularity is not RecomputeGranularity.full:
         if rec.method is not None:

@@ -261,9 +261,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     notes = [
         f"Reported by NVIDIA in NeMo AutoModel's performance summary, {kind}, {row.system}, line {row.line} of the "
         f"document; kernels: {row.kernels}; a step of {row.step_time:g} s per global batch.",
-        "Not re-measured here. Settings the publication does not state are not invented: recompute is recorded as "
-        "none, sequence parallelism as off, the MoE dispatcher as unset; the data is mock data (the document's "
-        "note).",
+        "Not re-measured here. Settings the publication does not state are not invented: recompute is not stated "
+        "(null); sequence parallelism, which the schema needs as yes or no, is recorded as off and listed as "
+        "inferred; the MoE dispatcher is unset; the data is mock data (the document's note).",
         f"Tokens/s recomputed from the row's own step time: {row.gbs} x {row.seq} / ({row.step_time:g} s x "
         f"{row.gpus}) = {tokens:.1f} per GPU against the published {row.tokens:g} "
         f"({figures.relative_difference(row.tokens, tokens) * 100:.2f}% apart; the step time is published to "
@@ -301,7 +301,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "stack": {"framework": "nemo-automodel (PyTorch FSDP2)",
                   "source": f"the publication ({document.url}), which names no container or version per row"},
         "workload": {"row_tokens": row.seq, "rows": "mock data (the publication's note)", "global_batch": row.gbs,
-                     "precision": row.precision, **({"training": "lora"} if row.section == "lora" else {})},
+                     "precision": row.precision, "training": "lora" if row.section == "lora" else "pre-training"},
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, local batch "
@@ -310,7 +310,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": row.cp, "ep": ep, "etp": 1, "dp": row.dp,
             "fsdp": True, "gradient_accumulation": row.microbatches, "sequence_parallel": False,
             "layer_split": None, "rows_per_microbatch": row.mbs,
-            "recompute": {"granularity": "none", "method": None, "num_layers": None},
+            "recompute": None,
             "dispatcher": None, "mtp_layers": mtp, "pipeline_layout": placement,
         },
         "result": result,
@@ -324,6 +324,8 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                 "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
         "notes": "\n\n".join(notes) + "\n",
     }
+    recipe["inferred"] = [{"field": "layout.sequence_parallel", "reason": "not stated by the publication; recorded "
+                           "as off (a yes/no the schema requires)"}]
     derive_figures(recipe, catalog)
     return recipe
 

@@ -502,6 +502,15 @@ class Playbook(Source):
         return build_recipe(row, catalog, document, superseded)
 
 
+# What every recipe of the sweep records that the publication does not state.
+INFERRED = [
+    {"field": "workload.precision", "reason": "not stated by the publication or the sweep script (the precision is "
+     "in nanotron's base config, not published with the sweep); recorded as BF16"},
+    {"field": "layout.sequence_parallel", "reason": "not stated by the publication: on when TP > 1, the sweep "
+     "script's default TP mode REDUCE_SCATTER (" + NANOTRON_SCRIPT + ")"},
+]
+
+
 def _instance(catalog: Catalog) -> str | None:
     for name, inst in sorted(catalog.instances.items()):
         if inst.gpu_type == GPU_TYPE and inst.gpu_count == GPUS_PER_NODE:
@@ -530,8 +539,9 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
         f"GradAcc {c.grad_acc}, GBS {c.gbs} sequences; MFU {f.mfu_percent:.1f}%, {f.tokens_per_s_per_gpu:,} tok/s per "
         f"GPU, {f.tokens_per_s:,} tok/s, GPU memory {f.memory_gb:g} GB. The sequence length (4,096) and the 8 H100 "
         "per node are the playbook's text; the architecture is nanotron's sweep script (the model card).",
-        "Settings the publication does not state are not invented: recompute is recorded as none, sequence "
-        "parallelism as on when TP > 1 (nanotron's REDUCE_SCATTER TP mode, the sweep script's default), BF16.",
+        "Settings the publication does not state are not invented: recompute is not stated (null); sequence "
+        "parallelism (on when TP > 1: nanotron's REDUCE_SCATTER TP mode, the sweep script's default) and BF16 are "
+        "listed as inferred.",
     ]
     if row.repeats:
         notes.append(repeats_note(row))
@@ -569,7 +579,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
             "tp": c.tp, "pp": c.pp, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "dp": c.dp,
             "fsdp": c.zero >= 3, "gradient_accumulation": c.grad_acc, "sequence_parallel": c.tp > 1,
             "layer_split": None, "rows_per_microbatch": c.mbs,
-            "recompute": {"granularity": "none", "method": None, "num_layers": None},
+            "recompute": None,
             "dispatcher": None, "mtp_layers": None,
             "pipeline_layout": (f"nanotron's own placement of {arch.layers} layers on {c.pp} stages (not stated by "
                                 "the publication)") if uneven else None,
@@ -581,6 +591,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                         "superseded": superseded},
         "run": _run(row),
         "notes": "\n\n".join(notes) + "\n",
+        "inferred": INFERRED,
     }
     derive_figures(recipe, catalog)
     return recipe

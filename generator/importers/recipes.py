@@ -37,6 +37,35 @@ DEEPSEEK_V3_LAYOUTS = {
 DEEPSEEK_V3_MAPPED = {(4, 1), (8, 1), (4, 2), (16, 1), (8, 2), (4, 4)}
 
 
+PRE_TRAINING_SECTION = "pre-training performance"
+
+
+def _training(row: Row) -> dict[str, str]:
+    """workload.training where the row's section states the kind (a pre-training, SFT or LoRA table)."""
+    section = row.section.lower()
+    if section == PRE_TRAINING_SECTION:
+        return {"training": "pre-training"}
+    return {"training": SECTION_TAGS[section]} if section in SECTION_TAGS else {}
+
+
+def _inferred(row: Row, split: dict[str, int] | None, placement: str | None) -> list[dict[str, str]]:
+    """The fields of a Megatron-Bridge row its table does not state, with where each value comes from."""
+    out = [{"field": "layout.sequence_parallel", "reason": "not in the table: on when TP > 1, as Megatron-Bridge's "
+            "performance recipes set it"}]
+    if row.precision_inferred:
+        out.append({"field": "workload.precision", "reason": f"the {row.release} table has no Precision column: "
+                    f"{PRECISION_TEXT[row.precision]} from its footnote (plain figures FP8, parenthesised figures a "
+                    "finer quantization granularity)"})
+    if "fsdp" not in row.cells:
+        out.append({"field": "layout.fsdp", "reason": f"the {row.release} table has no FSDP column: recorded as off"})
+    if split is not None:
+        out.append({"field": "layout.layer_split", "reason": "not in the table: Megatron's uneven split for these "
+                    "layers and stages"})
+    if placement is not None:
+        out.append({"field": "layout.pipeline_layout", "reason": "not in the table: " + placement})
+    return out
+
+
 def pipeline_placement(arch: Architecture | None, pp: int, vp: int, model: str = "",
                        mtp: bool = True) -> tuple[dict[str, int] | None, str | None]:
     """(layer_split, pipeline_layout) for PP x VP, neither stated by the publication. Even when the layers divide;
@@ -198,9 +227,9 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
         f"Reported by NVIDIA in Megatron-Bridge's performance summary, NeMo {row.release} container, "
         f"{row.section or 'pre-training'}, {row.system}, line {row.line} of the document"
         + (" (the second configuration of the row: its parenthesised figures)" if row.variant else "") + ".",
-        "Not re-measured here. Settings the publication does not state are not invented: recompute is recorded as "
-        "none, sequence parallelism as on when TP > 1, the MoE dispatcher as unset, and the data as the "
-        "performance scripts' default mock data.",
+        "Not re-measured here. Settings the publication does not state are not invented: recompute is not stated "
+        "(null), the MoE dispatcher is unset, and the data is the performance scripts' default mock data; "
+        "sequence parallelism is recorded as on when TP > 1 and listed as inferred.",
     ]
     if row.precision_inferred:
         notes.append(f"The {row.release} table has no Precision column; {PRECISION_TEXT[row.precision]} is inferred "
@@ -273,9 +302,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                   "megatron_bridge": f"as shipped in the NeMo {row.release} container",
                   "source": f"the publication's release section (NeMo {row.release} container)"},
         "workload": {"row_tokens": row.seq, "rows": "mock data (the publication does not state the data)",
-                     "global_batch": row.gbs, "precision": row.precision,
-                     **({"training": SECTION_TAGS[row.section.lower()]} if SECTION_TAGS.get(row.section.lower())
-                        else {})},
+                     "global_batch": row.gbs, "precision": row.precision, **_training(row)},
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch "
@@ -284,7 +311,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
             "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": row.cp, "ep": ep, "etp": 1, "dp": row.dp,
             "fsdp": fsdp, "gradient_accumulation": row.ga, "sequence_parallel": row.tp > 1,
             "layer_split": split, "rows_per_microbatch": row.mbs,
-            "recompute": {"granularity": "none", "method": None, "num_layers": None},
+            "recompute": None,
             "dispatcher": None, "mtp_layers": row.mtp_layers, "pipeline_layout": placement,
         },
         "result": result,
@@ -295,6 +322,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
         "run": _run(row, source_url),
         "notes": "\n\n".join(notes) + "\n",
     }
+    recipe["inferred"] = _inferred(row, split, placement)
     # $/1M and MFU are the figures module's, on the validated recipe (the precision's peak for reported rows).
     derive_figures(recipe, catalog)
     for earlier in superseded or []:

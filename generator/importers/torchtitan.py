@@ -409,8 +409,39 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "run": _run(row, document),
         "notes": "\n\n".join(notes) + "\n",
     }
+    inferred = _inferred(row, vpp, split, layout_text)
+    if inferred:
+        recipe["inferred"] = inferred
     derive_figures(recipe, catalog)
     return recipe
+
+
+def _inferred(row: Row, vpp: int, split: dict[str, int] | None, layout_text: str | None) -> list[dict[str, str]]:
+    """The fields this row's document does not state, each with where its value comes from."""
+    s = row.setup
+    out: list[dict[str, str]] = []
+    if not row.seq_stated:
+        out.append({"field": "workload.row_tokens", "reason": f"not in the document: the seq_len of "
+                    f"{MODELS[s.flavor][1]} at the document's torchtitan commit"})
+    if s.pp > 1:
+        code = "torchtitan's pipeline_llama.py at the document's commit (pipeline_parallel_microbatches defaults to " \
+               "the PP degree)"
+        out.append({"field": "layout.gradient_accumulation", "reason": f"not in the document: {s.pp} micro-batches "
+                    f"per step, from {code}"})
+        out.append({"field": "layout.rows_per_microbatch", "reason": f"not in the document: the local batch "
+                    f"{s.local_batch} over {s.pp} micro-batches, from {code}"})
+        if vpp > 1:
+            out.append({"field": "layout.vpp", "reason": "not in the document: 2 stages per rank, torchtitan's "
+                        f"default for the {s.schedule} schedule at the document's commit"})
+        if split is not None:
+            out.append({"field": "layout.layer_split", "reason": "not in the document: torchtitan's "
+                        "generate_split_points at the document's commit"})
+        if layout_text is not None:
+            out.append({"field": "layout.pipeline_layout", "reason": "not in the document: torchtitan's "
+                        "generate_split_points at the document's commit"})
+    if not s.checkpointing_source.startswith("the caption"):
+        out.append({"field": "layout.recompute", "reason": f"not in the document: {s.checkpointing_source}"})
+    return out
 
 
 def _run(row: Row, document: Document) -> str:

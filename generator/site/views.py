@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from generator import figures
 from generator.catalog import Catalog
 from generator.load import LoadedRecipe
-from generator.models import ENV_NAME_PATTERN
+from generator.models import ENV_NAME_PATTERN, Recompute
 from generator.site import formatting as fmt
 
 ORIGIN_MEASURED = "measured here"  # measured or verified: figures from our own runs
@@ -342,6 +342,19 @@ def _yesno(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def _recompute_text(rc: Recompute | None) -> str:
+    if rc is None:
+        return "not stated"
+    text = rc.granularity.value
+    if rc.method is not None:
+        text += f", {rc.method.value}"
+    if rc.num_layers is not None:
+        text += f", {fmt.plural(rc.num_layers, 'layer')}"
+    if rc.modules:
+        text += f" ({', '.join(rc.modules)})"
+    return text
+
+
 def layout_rows(loaded: LoadedRecipe) -> list[tuple[str, str]]:
     lay = loaded.recipe.layout
     rows = [("Label", lay.label), ("Tensor parallel (TP)", str(lay.tp)), ("Pipeline parallel (PP)", str(lay.pp)),
@@ -353,15 +366,7 @@ def layout_rows(loaded: LoadedRecipe) -> list[tuple[str, str]]:
         rows.append(("Gradient accumulation", str(lay.gradient_accumulation)))
     if lay.max_tokens_per_gpu is not None:
         rows.append(("Max tokens per GPU", fmt.integer(lay.max_tokens_per_gpu)))
-    rc = lay.recompute
-    recompute = rc.granularity.value
-    if rc.method is not None:
-        recompute += f", {rc.method.value}"
-    if rc.num_layers is not None:
-        recompute += f", {fmt.plural(rc.num_layers, 'layer')}"
-    if rc.modules:
-        recompute += f" ({', '.join(rc.modules)})"
-    rows.append(("Recompute", recompute))
+    rows.append(("Recompute", _recompute_text(lay.recompute)))
     if lay.offload is not None:
         rows.append(("Optimizer offload", f"{fmt.percent(lay.offload.optimizer_fraction, 0)} of the optimizer state "
                      f"on the CPU; copies {'overlapped' if lay.offload.overlap_d2h_h2d else 'not overlapped'}"))

@@ -103,7 +103,7 @@ CASES = {
         REF, "    num_layers: null\n", "    num_layers: 2\n", "    num_layers: 2", "layout.recompute.num_layers",
         "num_layers 2 counts fully recomputed layers, but granularity is selective"),
     "recompute_modules": (
-        LLAMA_8B, "    num_layers: null\n", "    num_layers: null\n    modules: [mlp]\n", "    modules: [mlp]",
+        LLAMA_8B, "  recompute: null\n", "  recompute:\n    granularity: none\n    modules: [mlp]\n", "    modules: [mlp]",
         "layout.recompute.modules", "modules are recomputed under selective recompute, but granularity is none"),
     "layer_split_vpp": (
         REF, "  vpp: 1\n", "  vpp: 2\n", "  layer_split:", "layout.layer_split",
