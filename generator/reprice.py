@@ -4,7 +4,7 @@ A recipe's $/1M tokens is a claim recomputed from its instance's price (figures.
 that is added or changed must reach every recipe it prices. For each recipe this tool:
 
 - keeps the instance the recipe names; a Megatron-Bridge or torchtitan recipe (an `mb-*` or `titan-*` file) that
-  names none gains the catalog instance of its GPU type and node size (catalog_instance, the choice its importer
+  names none gains the catalog instance of its GPU type and node size (Catalog.instance_for, the choice its importer
   makes), so the committed recipes stay exactly what a re-import writes;
 - recomputes $/1M through figures.derive and rewrites only the two scalars (gpu.instance, result.usd_per_million_
   tokens) in place, every other byte kept. A stated figure that still agrees at its written precision is left as
@@ -45,21 +45,12 @@ class Change:
     usd: tuple[str | None, str | None]  # before, after (as written)
 
 
-def catalog_instance(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
-    """The instance the importers choose for a GPU type and node size: the first such by name (one per pair in
-    catalog/instances.yaml today, so the choice is not a tie-break in practice)."""
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
-            return name
-    return None
-
-
 def target_instance(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
     gpu = loaded.recipe.gpu
     if gpu.instance is not None:
         return gpu.instance
     if loaded.path.name.startswith(CATALOG_PRICED_PREFIXES):
-        return catalog_instance(catalog, gpu.type, gpu.per_node)
+        return catalog.instance_for(gpu.type, gpu.per_node)
     return None
 
 

@@ -321,14 +321,14 @@ def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: s
     recipe = loaded.recipe
     spec = catalog.gpus[gpu_type]
     per_node = recipe.gpu.per_node or recipe.gpu.count
-    matches = [n for n, inst in catalog.instances.items() if inst.gpu_type == gpu_type and inst.gpu_count == per_node]
+    instance = catalog.instance_for(gpu_type, per_node)
     changes: dict[tuple[str, ...], str] = {
         ("gpu", "type"): yaml_str(gpu_type),
         ("gpu", "memory_gb"): str(spec.memory_gb),
         ("status",): "measured",
     }
     if "instance" in loaded.data["gpu"]:
-        changes[("gpu", "instance")] = yaml_str(matches[0]) if len(matches) == 1 else "null"
+        changes[("gpu", "instance")] = yaml_str(instance) if instance is not None else "null"
     if gpu_name and "gpu_name" in loaded.data["stack"]:
         changes[("stack", "gpu_name")] = yaml_str(gpu_name)
     out = splice(text, changes)

@@ -295,7 +295,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "schema_version": 1,
         "model": row.model,
         "gpu": {"type": gpu_type, "memory_gb": catalog.gpus[gpu_type].memory_gb, "count": row.gpus,
-                "per_node": per_node, "instance": _instance(catalog, gpu_type, per_node)},
+                "per_node": per_node, "instance": catalog.instance_for(gpu_type, per_node)},
         "author": {"name": AUTHOR, "url": AUTHOR_URL},
         "status": "reported",
         "stack": {"framework": "nemo-automodel (PyTorch FSDP2)",
@@ -326,13 +326,6 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     derive_figures(recipe, catalog)
     return recipe
-
-
-def _instance(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
-            return name
-    return None
 
 
 SOURCE = Automodel()

@@ -16,7 +16,7 @@ import yaml
 from generator import figures
 from generator.catalog import Catalog
 from generator.models import Recipe
-from generator.registry import atomic_write
+from generator.registry import atomic_write, load_catalog
 
 GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
 
@@ -212,7 +212,7 @@ def run_source(source: Source, root: Path, file: Path, document: Document,
                dry_run: bool) -> tuple[Parsed | None, WriteReport | None, list[str]]:
     """Parse file with source and write its recipes under root: (parsed, write report, problems).
     Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest."""
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     if catalog.problems:
         return None, None, [str(p) for p in catalog.problems]
     parsed = source.read(file)

@@ -270,14 +270,6 @@ def recompute(row: Row, arch: Architecture, n: int) -> list[Recomputed]:
 # --- the recipe --------------------------------------------------------------------------------------------------
 
 
-def _instance_for(catalog: Catalog, gpu_type: str) -> str | None:
-    """A catalog instance with this GPU and node size gives the $/1M figure; none: null."""
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == GPUS_PER_NODE:
-            return name
-    return None
-
-
 def _label(row: Row) -> str:
     return f"TP1 PP1 CP1 DP{row.gpus} FSDP {row.sharding}"
 
@@ -338,7 +330,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     assert arch is not None  # admit() keeps rows whose model has no architecture out
     n = card.active_params.count
     gpu = catalog.gpus[row.gpu_type]
-    instance = _instance_for(catalog, row.gpu_type)
+    instance = catalog.instance_for(row.gpu_type, GPUS_PER_NODE)
     checks = recompute(row, arch, n)
     notes = _notes(row, checks, instance, document)
     notes.extend(f"The importer also reports line {row.line}: {reason}." for reason in skipped)

@@ -19,14 +19,6 @@ PRECISION_TEXT = {"bf16": "BF16", "fp8-cs": "FP8 with per-tensor current scaling
                   "nvfp4": "NVFP4", "fp16": "FP16", "fp32": "FP32"}
 
 
-def _instance_for(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
-    """A catalog instance with this GPU and node size gives the $/1M figure; none: null."""
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
-            return name
-    return None
-
-
 # Megatron-Bridge's DeepSeek-V3 pretrain recipe places layers by a layout_map keyed by (PP, VP); its layouts depend
 # only on the virtual stages PP x VP: (4, 1) -> 4, (8, 1) and (4, 2) -> 8, (16, 1), (8, 2) and (4, 4) -> 16.
 DEEPSEEK_V3_LAYOUTS = {
@@ -190,7 +182,7 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
     vp = row.vp or 1
     ep = row.ep or 1
     split, placement = pipeline_placement(arch, row.pp, vp, row.model, mtp=row.mtp_layers != 0)
-    instance = _instance_for(catalog, gpu_type, per_node)
+    instance = catalog.instance_for(gpu_type, per_node)
     fsdp = bool(row.fsdp)
     label = f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{row.cp}" + \
         (f" EP{ep}" if ep > 1 else "") + f" DP{row.dp}" + (" FSDP" if fsdp else "")

@@ -19,7 +19,6 @@ from typing import Any
 from generator import figures
 from generator.catalog import Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
-from generator.reprice import catalog_instance
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -377,7 +376,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "schema_version": 1,
         "model": row.model,
         "gpu": {"type": s.gpu, "memory_gb": gpu.memory_gb, "count": row.gpus, "per_node": s.per_node,
-                "instance": catalog_instance(catalog, s.gpu, s.per_node)},
+                "instance": catalog.instance_for(s.gpu, s.per_node)},
         "author": {"name": "PyTorch torchtitan benchmarks" if s.versions is not VTRAINY else "Trainy (on WhiteFiber), "
                    "in torchtitan's benchmarks", "url": "https://github.com/pytorch/torchtitan"},
         "status": "reported",
