@@ -15,9 +15,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
-from generator.importers.megatron_bridge import SYSTEMS
-from generator.importers.recipes import PRECISION_TEXT
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
 
 AUTHOR = "NVIDIA NeMo AutoModel"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Automodel"
@@ -282,15 +281,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append("A fine-tuning (LoRA) row: adapters trained on a frozen base, not pre-training; the MFU below "
                      "counts 4N FLOPs a token (the base has no weight gradients), as the publication's own count does.")
     placement = _placement(arch, row)
-    result: dict[str, Any] = {
-        "tokens_per_s_per_gpu": row.tokens,
-        "usd_per_million_tokens": None,
-        "mfu": None,
-        "mfu_note": None,
-        "active_params": {"count": card.active_params.count, "source": card.active_params.source.split(" ")[0],
-                          "revision": card.revision},
-        **_tflops_result(row, arch, mtp),
-    }
+    result = imported_result(card, row.tokens, **_tflops_result(row, arch, mtp))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,

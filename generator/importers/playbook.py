@@ -23,7 +23,7 @@ from typing import Any
 
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, render, write
+from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, imported_result, render, write
 from generator.registry import load_catalog
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
@@ -351,13 +351,9 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                      "and publication.stated_gradient_accumulation).")
     if uneven:
         notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
-    result: dict[str, Any] = {
-        "tokens_per_s_per_gpu": float(f.tokens_per_s_per_gpu),
-        "usd_per_million_tokens": None,
-        "mfu": None,
-        "mfu_note": mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
-        "active_params": {"count": card.active_params.count, "source": NANOTRON_SCRIPT, "revision": NANOTRON_COMMIT},
-    }
+    result = imported_result(card, float(f.tokens_per_s_per_gpu),
+                             mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
+                             params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,

@@ -18,7 +18,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -395,14 +395,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "recompute": {"granularity": s.checkpointing, "method": None, "num_layers": None},
             "dispatcher": None, "mtp_layers": None, "pipeline_layout": layout_text,
         },
-        "result": {
-            "tokens_per_s_per_gpu": float(row.tokens),
-            "usd_per_million_tokens": None,
-            "mfu": None,
-            "mfu_note": None,
-            "active_params": {"count": card.active_params.count, "source": card.active_params.source.split(" ")[0],
-                              "revision": card.revision},
-        },
+        "result": imported_result(card, float(row.tokens)),
         "publication": {"url": document.url, "commit": document.commit, "line": row.line, "system": s.gpu,
                         "superseded": superseded},
         "run": _run(row, document),

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from generator.importers import megatron_bridge as mb
-from generator.importers import recipes
 from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +48,7 @@ def test_importer_records_the_statement_on_exactly_the_contradicting_rows(docume
     contradicting = [r for r in rows if r.ga is not None and r.ga * r.mbs * r.dp != r.gbs]
     assert [(r.line, r.model, r.system, r.gbs, r.mbs, r.dp, r.ga) for r in contradicting] == CONTRADICTING[document]
     for row in rows:
-        built = recipes.build(row, catalog, "https://example.org/doc.md", None)
+        built = mb.build(row, catalog, "https://example.org/doc.md", None)
         stated = built["publication"].get("stated_gradient_accumulation")
         assert stated == (row.ga if row in contradicting else None), (row.line, row.variant)
         assert built["layout"]["gradient_accumulation"] == row.ga  # the layout keeps the published figure

@@ -507,7 +507,7 @@ def test_cli_missing_file_is_a_clear_error(tmp_root: Path) -> None:
 
 
 def test_pipeline_placement_when_layers_do_not_divide() -> None:
-    from generator.importers.recipes import pipeline_placement
+    from generator.importers.megatron_bridge import pipeline_placement
 
     cat = load_catalog(ROOT)
     llama405 = cat.models["Llama-3.1-405B"].architecture
