@@ -17,14 +17,14 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.engine_vs_hf import parse_log  # noqa: E402
 from generator import figures  # noqa: E402
-from generator.catalog import Catalog  # noqa: E402
+from generator.registry import load_catalog  # noqa: E402
 
 
 def log_figures(text: str, window: tuple[int, int] | None = None, gpu: str = "H200", gpus: int = 1) -> dict:
     steps, summary = parse_log(text)
     if not steps:
         return {"error": "no openrecipes-step lines"}
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     window = window or (min(3, len(steps) - 1), len(steps) - 1)  # steps 0-2: compile and allocator warm-up
     times = [s["time_s"] for s in steps]
     tokens = steps[0]["tokens"]

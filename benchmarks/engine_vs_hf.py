@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from generator import figures  # noqa: E402
 from generator.catalog import Catalog  # noqa: E402
+from generator.registry import load_catalog  # noqa: E402
 
 STEP = "openrecipes-step "
 SUMMARY = "openrecipes-engine "
@@ -117,7 +118,7 @@ def main() -> int:
 
     from runner.engine.plan import make_plan
 
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     saved = dict(item.split("=", 1) for item in args.engine_log)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     rows = []

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from generator.load import read_yaml, validation_problems
 from generator.models import MAX_COUNT, MAX_LAYERS, MAX_PARAMS, Date, UrlThenNote
-from generator.problems import InputError, Problem
+from generator.problems import Problem
 
 
 class _Closed(BaseModel):
@@ -143,65 +141,22 @@ class InstanceCatalog(RootModel[dict[str, Instance]]):
 
 @dataclass
 class Catalog:
+    """The catalogs of a registry as data (generator/registry.py's load_catalog reads them from catalog/)."""
+
     gpus: dict[str, GpuSpec] = field(default_factory=dict)
     instances: dict[str, Instance] = field(default_factory=dict)
     models: dict[str, ModelCard] = field(default_factory=dict)
     model_slugs: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
-    _param_counts: dict[str, int | None] = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def load(cls, root: Path) -> Catalog:
-        """Reads catalog/ under root; problems are collected, not raised."""
-        cat = cls()
-        base = root / "catalog"
-        cat.gpus = cat._read(base / "gpus.yaml", GpuCatalog, root) or {}
-        cat.instances = cat._read(base / "instances.yaml", InstanceCatalog, root) or {}
-        for path in sorted((base / "models").glob("*.yaml")):
-            entries = cat._read(path, _ModelFile, root)
-            for name, card in (entries or {}).items():
-                cat.models[name] = card
-                cat.model_slugs[name] = path.stem
-        for name, inst in cat.instances.items():
-            if inst.gpu_type not in cat.gpus:
-                cat.problems.append(
-                    Problem(_rel(base / "instances.yaml", root), 1, 1, f"{name}.gpu_type",
-                            f"unknown GPU type '{inst.gpu_type}'")
-                )
-        return cat
-
-    def param_count(self, model: str) -> int | None:
-        """N recomputed from the model's architecture under its stated convention (memoised)."""
-        from generator import figures
-
-        if model not in self._param_counts:
-            card = self.models.get(model)
-            arch = card.architecture if card else None
-            self._param_counts[model] = (
-                figures.param_count(arch, card.active_params.includes_norms) if card and arch else None
-            )
-        return self._param_counts[model]
-
-    def _read(self, path: Path, model: type[RootModel], root: Path) -> dict | None:
-        display = _rel(path, root)
-        try:
-            doc = read_yaml(path, display)
-            self.problems.extend(doc.problems)
-            value = model.model_validate(doc.data).root
-            return None if doc.problems else value
-        except InputError as exc:
-            self.problems.extend(exc.problems)
-        except ValidationError as exc:
-            self.problems.extend(validation_problems(doc, model, exc))
+    def instance_for(self, gpu_type: str, per_node: int) -> str | None:
+        """The instance that prices a recipe of this GPU type and node size: the first such by name (one per pair
+        in catalog/instances.yaml today, so the order is not a tie-break in practice); None: no such instance."""
+        for name, inst in sorted(self.instances.items()):
+            if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
+                return name
         return None
 
 
 class _ModelFile(RootModel[dict[str, ModelCard]]):
     pass
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

@@ -179,7 +179,7 @@ class StatedPrecision:
 # Why these: tokens/s to 0.1 keeps a 1,000 tokens/s figure to 1e-4 of itself; MFU to 4 decimals is 0.01
 # percentage points (a 0.2 would hide a 5% error); $ per 1M tokens to cents and 2 significant figures (an H200
 # recipe's 0.016 is not 0.02); CV and GPU-hours to 0.01 (a CV of 2.0 hides 2.22, GPU-hours 5.0 hides 4.83).
-# runner/writeback.py writes each figure at (at least) these precisions.
+# runner/yaml_edit.py writes each figure at (at least) these precisions.
 PRECISIONS: dict[str, StatedPrecision] = {
     "tokens_per_s_per_gpu": StatedPrecision("tokens/s per GPU", 1),
     "usd_per_million_tokens": StatedPrecision("$ per 1M tokens", 2, significant=2),
@@ -187,6 +187,10 @@ PRECISIONS: dict[str, StatedPrecision] = {
     "step_time_cv_percent": StatedPrecision("step-time CV", 2),
     "gpu_hours": StatedPrecision("GPU-hours", 2),
 }
+
+# The importers (and reprice, for a price it changes) write a recomputed $ per 1M tokens to at least 4 decimals, more
+# where the required precision asks: a figure of the registry's own, kept to the digits a reader can recompute.
+IMPORTED_USD_DECIMALS = 4
 
 _WRITTEN_NUMBER = re.compile(r"^[-+]?(?P<int>[0-9][0-9_]*)?(?:\.(?P<frac>[0-9_]*))?(?:[eE](?P<exp>[-+]?[0-9]+))?$")
 
@@ -379,9 +383,10 @@ def flops_utilisation(flops_per_token: float, tokens_per_s: float, peak_flops: f
     return flops_per_token * tokens_per_s / peak_flops
 
 
-def relative_difference(stated: float, computed: float) -> float:
-    """|computed - stated| / stated."""
-    return abs(computed - stated) / stated
+def relative_difference(reference: float, value: float) -> float:
+    """|value - reference| / |reference|: how far a recomputed figure lies from the stated one, or a candidate loss
+    from the reference loss. Against a reference of 0, |value| (as Megatron-Bridge's validate_convergence does)."""
+    return abs(value - reference) / abs(reference) if reference else abs(value)
 
 
 def six_n_flops_per_token(arch: Architecture, seq_len: int, params: int) -> float:

@@ -627,6 +627,40 @@ def _message(err: dict[str, Any]) -> str:
     return f"{text} (got {shown})" if kind not in ("model_type",) else text
 
 
+# --- a scalar's text as the file spells it ------------------------------------------------------------------
+
+_PLAIN_END = re.compile(r"\s+#|\s*$")
+_FLOW_PLAIN_END = re.compile(r"\s+#|\s*[,\]}]|\s*$")
+
+
+def scalar_span(line: str, col: int) -> tuple[int, int] | None:
+    """(col, end): the one-line scalar that starts at column `col` (0-based) of `line`, as the file spells it. A
+    quoted scalar runs to its closing quote (quotes included); a plain one to a comment or the line's end, and
+    inside a flow collection opened on this line ([5, 19], {a: 1}) also to the next ',', ']' or '}'. None: a
+    quoted scalar that continues on the next line."""
+    quote = line[col] if col < len(line) and line[col] in "'\"" else None
+    if quote:
+        end = line.find(quote, col + 1)
+        while quote == "'" and end >= 0 and line[end + 1 : end + 2] == "'":
+            end = line.find(quote, end + 2)
+        return None if end < 0 else (col, end + 1)
+    opened = line.count("[", 0, col) + line.count("{", 0, col) - line.count("]", 0, col) - line.count("}", 0, col)
+    match = (_FLOW_PLAIN_END if opened > 0 else _PLAIN_END).search(line, col)
+    return col, match.start() if match else len(line.rstrip("\r\n"))
+
+
+def written_scalar(lines: list[str], position: tuple[int, int] | None) -> str | None:
+    """The scalar at a loader position (1-based line and column) as the file spells it ('0.2190' keeps the zero
+    its parsed float has lost); None when there is none to read back."""
+    if position is None or not 0 < position[0] <= len(lines):
+        return None
+    line = lines[position[0] - 1]
+    span = scalar_span(line, position[1] - 1)
+    if span is None or span[0] == span[1]:
+        return None
+    return line[span[0]:span[1]]
+
+
 @dataclass
 class LoadedRecipe:
     path: Path

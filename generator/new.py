@@ -69,12 +69,11 @@ notes: null
 def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Path | None, str]:
     """Returns (path written, message); path None with the reason when nothing is written."""
     from generator import figures
-    from generator.catalog import Catalog
-    from generator.registry import atomic_write
+    from generator.registry import atomic_write, load_catalog
 
     if not _NAME.match(name):
         return None, f"name '{name}' must be lower case letters, digits, '.', '_' or '-'"
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     models = {slug: model for model, slug in catalog.model_slugs.items()}
     if model_slug not in models:
         return None, f"unknown model '{model_slug}' (known: {', '.join(sorted(models))})"
@@ -85,7 +84,7 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
     path = root / "recipes" / model_slug / gpu.lower() / f"{name}.yaml"
     if path.exists():
         return None, f"{path.relative_to(root)} already exists"
-    instance = next((k for k, i in sorted(catalog.instances.items()) if i.gpu_type == gpu and i.gpu_count == 8), None)
+    instance = catalog.instance_for(gpu, 8)
     text = TEMPLATE.format(model=model, gpu=gpu, memory_gb=catalog.gpus[gpu].memory_gb,
                            instance=instance if instance else "null",
                            active_params=catalog.models[model].active_params.count,

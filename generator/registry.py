@@ -1,4 +1,5 @@
-"""The registry on disk: finding its root, its recipe files, loading them all, and the one atomic writer.
+"""The registry on disk: finding its root, its catalogs and recipe files, loading them all, and the one atomic
+writer.
 
 A registry root is a folder holding both `catalog/` and `recipes/`; it is found from any path inside it, as git
 finds `.git`, so commands work from any working directory.
@@ -13,8 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.catalog import Catalog
-from generator.load import LoadedRecipe, file_kind_problem, load_recipe
+from pydantic import RootModel, ValidationError
+
+from generator.catalog import Catalog, GpuCatalog, InstanceCatalog, _ModelFile
+from generator.load import LoadedRecipe, file_kind_problem, load_recipe, read_yaml, validation_problems
 from generator.problems import InputError, Problem
 
 RECIPES_DIR = "recipes"
@@ -132,6 +135,45 @@ def _depth_problem(path: Path, root: Path) -> str | None:
     return None
 
 
+# --- the catalogs --------------------------------------------------------------------------------------------
+
+
+def load_catalog(root: Path) -> Catalog:
+    """The catalogs under root/catalog (GPUs, instances, model cards); problems are collected, not raised."""
+    cat = Catalog()
+    base = root / CATALOG_DIR
+    cat.gpus = _read_catalog(cat, base / "gpus.yaml", GpuCatalog, root) or {}
+    cat.instances = _read_catalog(cat, base / "instances.yaml", InstanceCatalog, root) or {}
+    for path in sorted((base / "models").glob("*.yaml")):
+        entries = _read_catalog(cat, path, _ModelFile, root)
+        for name, card in (entries or {}).items():
+            cat.models[name] = card
+            cat.model_slugs[name] = path.stem
+    for name, inst in cat.instances.items():
+        if inst.gpu_type not in cat.gpus:
+            cat.problems.append(Problem(display_path(base / "instances.yaml", root), 1, 1, f"{name}.gpu_type",
+                                        f"unknown GPU type '{inst.gpu_type}'"))
+    return cat
+
+
+def _read_catalog(cat: Catalog, path: Path, model: type[RootModel], root: Path) -> dict | None:
+    """One catalog file validated as `model`; None (its problems added to cat.problems) when it has any."""
+    display = display_path(path, root)
+    try:
+        doc = read_yaml(path, display)
+        cat.problems.extend(doc.problems)
+        value = model.model_validate(doc.data).root
+        return None if doc.problems else value
+    except InputError as exc:
+        cat.problems.extend(exc.problems)
+    except ValidationError as exc:
+        cat.problems.extend(validation_problems(doc, model, exc))
+    return None
+
+
+# --- the recipes -----------------------------------------------------------------------------------------------
+
+
 @dataclass
 class Registry:
     root: Path
@@ -168,7 +210,7 @@ def load_registry(root: Path, paths: Iterable[Path] | None = None, memo: LoadMem
 
     With `memo` (kept by the caller across calls, as `mkdocs serve` rebuilds do), a file whose mtime and size
     are unchanged since it was last loaded is not read again."""
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     registry = Registry(root, catalog, problems=list(catalog.problems))
     recipes_root = root / RECIPES_DIR
     for path in recipe_files(root, list(paths) if paths else None):

@@ -4,7 +4,7 @@ A recipe's $/1M tokens is a claim recomputed from its instance's price (figures.
 that is added or changed must reach every recipe it prices. For each recipe this tool:
 
 - keeps the instance the recipe names; a Megatron-Bridge or torchtitan recipe (an `mb-*` or `titan-*` file) that
-  names none gains the catalog instance of its GPU type and node size (catalog_instance, the choice its importer
+  names none gains the catalog instance of its GPU type and node size (Catalog.instance_for, the choice its importer
   makes), so the committed recipes stay exactly what a re-import writes;
 - recomputes $/1M through figures.derive and rewrites only the two scalars (gpu.instance, result.usd_per_million_
   tokens) in place, every other byte kept. A stated figure that still agrees at its written precision is left as
@@ -19,21 +19,18 @@ alongside it (re-run that importer instead), and hand-written or measured recipe
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.load import LoadedRecipe
+from generator.load import LoadedRecipe, written_scalar
 from generator.registry import atomic_write, find_root, load_registry
 
 # File-name prefixes of the importers whose recipes differ, priced or not, only in these two scalars.
 CATALOG_PRICED_PREFIXES = ("mb-", "titan-")
 # generator/importers/base.derive_figures writes $/1M to at least this many decimals.
-IMPORTED_USD_PLACES = 4
-_SCALAR = re.compile(r"[^\s#]+(?: [^\s#]+)*")
 
 
 @dataclass(frozen=True)
@@ -45,21 +42,12 @@ class Change:
     usd: tuple[str | None, str | None]  # before, after (as written)
 
 
-def catalog_instance(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
-    """The instance the importers choose for a GPU type and node size: the first such by name (one per pair in
-    catalog/instances.yaml today, so the choice is not a tie-break in practice)."""
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
-            return name
-    return None
-
-
 def target_instance(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
     gpu = loaded.recipe.gpu
     if gpu.instance is not None:
         return gpu.instance
     if loaded.path.name.startswith(CATALOG_PRICED_PREFIXES):
-        return catalog_instance(catalog, gpu.type, gpu.per_node)
+        return catalog.instance_for(gpu.type, gpu.per_node)
     return None
 
 
@@ -79,13 +67,8 @@ def usd_text(loaded: LoadedRecipe, catalog: Catalog, instance: str | None, writt
             stated, usd, "usd_per_million_tokens", places):
         return written
     required = figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd)
-    keep = places if places is not None else IMPORTED_USD_PLACES
+    keep = places if places is not None else figures.IMPORTED_USD_DECIMALS
     return f"{usd:.{max(keep, required)}f}"
-
-
-def _scalar_at(lines: list[str], position: tuple[int, int]) -> str | None:
-    match = _SCALAR.match(lines[position[0] - 1], position[1] - 1)
-    return match.group(0) if match else None
 
 
 def _set_scalar(lines: list[str], position: tuple[int, int], old: str, new: str) -> None:
@@ -102,7 +85,7 @@ def reprice_recipe(loaded: LoadedRecipe, catalog: Catalog) -> tuple[Change | Non
     usd_at = loaded.positions.get(("result", "usd_per_million_tokens"))
     if inst_at is None or usd_at is None:
         return None, loaded.text  # a recipe without the keys is the schema's problem, not this tool's
-    old_inst, old_usd = _scalar_at(lines, inst_at), _scalar_at(lines, usd_at)
+    old_inst, old_usd = written_scalar(lines, inst_at), written_scalar(lines, usd_at)
     instance = target_instance(loaded, catalog)
     new_inst = old_inst if instance == loaded.recipe.gpu.instance else instance
     written_usd = None if old_usd == "null" else old_usd

@@ -207,11 +207,10 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
     """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
     remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
     from generator import evidence
-    from generator.catalog import Catalog
     from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
-    from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
+    from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, load_catalog
     from runner import commit
     from runner.remeasure import Stop, recover
     from runner.yaml_edit import WriteError, convergence_text, decode, encode, unified_diff
@@ -230,7 +229,7 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
         for p in exc.problems:
             _err(str(p))
         return EXIT_USAGE
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     try:
         with commit.recipe_lock(root, path.absolute()):
             recover(root, path, dry_run, out)

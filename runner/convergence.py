@@ -25,6 +25,7 @@ from pathlib import Path
 
 from generator.figures import CONVERGENCE_MAX_FAILING_FRACTION as MAX_FAILING_FRACTION  # and of outliers
 from generator.figures import CONVERGENCE_MIN_CORRELATION as MIN_CORRELATION
+from generator.figures import relative_difference
 from runner.logs import LogError, parse_file
 
 FINAL_LOSS_TOLERANCE = 0.03
@@ -37,10 +38,6 @@ def tolerance(reference_loss: float) -> float:
     if reference_loss > 0.5:
         return 0.05
     return 0.02
-
-
-def relative_difference(candidate: float, reference: float) -> float:
-    return abs(candidate - reference) / abs(reference) if reference else abs(candidate)
 
 
 @dataclass
@@ -94,10 +91,10 @@ def compare(candidate: dict[int, float], reference: dict[int, float], steps: int
     if bad:
         raise LogError(f"a loss is NaN or infinite at step {bad[0]}")
     corr = pearson(c, r)
-    failures = sum(1 for x, y in zip(c, r, strict=True) if relative_difference(x, y) > tolerance(y))
+    failures = sum(1 for x, y in zip(c, r, strict=True) if relative_difference(y, x) > tolerance(y))
     fraction = failures / len(common)
     final_abs = abs(c[-1] - r[-1])
-    final_rel = relative_difference(c[-1], r[-1])
+    final_rel = relative_difference(r[-1], c[-1])
     residuals = [x - y for x, y in zip(c, r, strict=True)]
     mean, spread = statistics.fmean(residuals), statistics.pstdev(residuals)
     outliers = sum(1 for d in residuals if abs(d - mean) > OUTLIER_SIGMAS * spread)

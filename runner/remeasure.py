@@ -29,7 +29,7 @@ from generator.catalog import Catalog
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.models import Recipe, Status
 from generator.problems import InputError, Problem
-from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root
+from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root, load_catalog
 from runner import commit, yaml_edit
 from runner.yaml_edit import WriteError
 
@@ -245,7 +245,7 @@ def find_target(options: Options) -> Target:
         loaded = load_recipe(options.recipe, display_path(options.recipe, root), root / RECIPES_DIR)
     except InputError as exc:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     if catalog.problems:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in catalog.problems))
     if options.from_log and options.runs is not None and options.runs != len(options.from_log):

@@ -23,14 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from generator import figures
+from generator.load import scalar_span
 
-# Stated precision of each written figure (decimal places); None: an integer or a date.
+# Written precision of each result field the runner writes (decimal places): the stated figures' least precision
+# is figures.PRECISIONS'; None: an integer or a date.
 PRECISION: dict[str, int | None] = {
-    "tokens_per_s_per_gpu": 1,
-    "usd_per_million_tokens": 2,
-    "step_time_cv_percent": 2,
-    "mfu": 4,
-    "gpu_hours": 2,
+    **{name: stated.decimals for name, stated in figures.PRECISIONS.items()},
     "measured": None,
     "steps_per_run": None,
     "window": None,
@@ -100,18 +98,11 @@ _PLAIN_END = re.compile(r"\s+#|\s*$")
 
 
 def _scalar_span(lines: list[str], line: int, col: int) -> tuple[int, int]:
-    """Start and end columns of the single-line scalar at (line, col)."""
-    text = lines[line]
-    quote = text[col] if col < len(text) and text[col] in "'\"" else None
-    if quote:
-        end = text.find(quote, col + 1)
-        while quote == "'" and end >= 0 and text[end + 1 : end + 2] == "'":
-            end = text.find(quote, end + 2)
-        if end < 0:
-            raise WriteError(f"line {line + 1}: a quoted scalar spanning lines cannot be replaced")
-        return col, end + 1
-    m = _PLAIN_END.search(text, col)
-    return col, m.start() if m else len(text.rstrip("\n"))
+    """Start and end columns of the single-line scalar at (line, col), 0-based (generator.load.scalar_span)."""
+    span = scalar_span(lines[line], col)
+    if span is None:
+        raise WriteError(f"line {line + 1}: a quoted scalar spanning lines cannot be replaced")
+    return span
 
 
 def _continuation(lines: list[str], line: int, key_indent: int) -> int:
@@ -321,14 +312,14 @@ def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: s
     recipe = loaded.recipe
     spec = catalog.gpus[gpu_type]
     per_node = recipe.gpu.per_node or recipe.gpu.count
-    matches = [n for n, inst in catalog.instances.items() if inst.gpu_type == gpu_type and inst.gpu_count == per_node]
+    instance = catalog.instance_for(gpu_type, per_node)
     changes: dict[tuple[str, ...], str] = {
         ("gpu", "type"): yaml_str(gpu_type),
         ("gpu", "memory_gb"): str(spec.memory_gb),
         ("status",): "measured",
     }
     if "instance" in loaded.data["gpu"]:
-        changes[("gpu", "instance")] = yaml_str(matches[0]) if len(matches) == 1 else "null"
+        changes[("gpu", "instance")] = yaml_str(instance) if instance is not None else "null"
     if gpu_name and "gpu_name" in loaded.data["stack"]:
         changes[("stack", "gpu_name")] = yaml_str(gpu_name)
     out = splice(text, changes)

@@ -4,7 +4,7 @@ import pytest
 from conftest import ROOT
 
 from generator import figures
-from generator.catalog import Catalog
+from generator.registry import load_catalog
 
 
 def test_usd_per_million_reference() -> None:
@@ -41,7 +41,7 @@ def test_cv_and_median() -> None:
 
 
 def test_param_counts_from_architecture() -> None:
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     gemma = cat.models["Gemma-4-31B"].architecture
     assert figures.param_count(gemma, include_norms=False) == 30_696_013_824
     assert figures.param_count(cat.models["Llama-3.2-1B"].architecture, include_norms=True) == 1_235_814_400
@@ -53,7 +53,7 @@ def test_derive_reference() -> None:
 
     from generator.load import load_recipe
 
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     d = figures.derive(load_recipe(REFERENCE).recipe, cat)
     assert d.usd_per_million_tokens == pytest.approx(1.6222, abs=5e-5)
     assert d.mfu == pytest.approx(0.21939, abs=5e-6)

@@ -13,10 +13,10 @@ import yaml
 from conftest import REFERENCE, ROOT
 from ruamel.yaml import YAML
 
-from generator.catalog import Catalog
 from generator.check import format_problems
 from generator.load import MAX_DEPTH, load_recipe, read_yaml
 from generator.problems import InputError, Problem, escape
+from generator.registry import load_catalog
 
 
 def test_problem_prints_one_line_whatever_its_parts_hold() -> None:
@@ -95,7 +95,7 @@ def test_catalog_problems_are_located_not_raised(tmp_path: Path) -> None:
     text = gpus.read_text()
     line = text[: text.index("  memory_gb: 80\n")].count("\n") + 1
     gpus.write_text(text.replace("  memory_gb: 80\n", "  memory_gb: !!int eighty\n", 1))
-    catalog = Catalog.load(tmp_path)
+    catalog = load_catalog(tmp_path)
     assert [(p.path, p.line, p.message) for p in catalog.problems if p.path == "catalog/gpus.yaml"] == [
         ("catalog/gpus.yaml", line, "'eighty' is not an integer (remove the tag or fix the value)")]
 

@@ -23,7 +23,7 @@ from generator.check.cache import CheckCache
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
-from generator.registry import RECIPES_DIR, Registry, display_path, placement_problems, recipe_files
+from generator.registry import RECIPES_DIR, Registry, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
          *inferred.RULES)
@@ -68,7 +68,7 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
     Gathers the files, takes what the cache already knows, checks the rest (in `jobs` processes; None: one per
     core on a large registry), then reports in file order."""
     today = today or dt.date.today()
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     cache = CheckCache(root, today, cache_folder) if use_cache else None
     problems = list(catalog.problems)
     failed_paths, paths = _split_failed(root, list(paths) if paths else None)
@@ -173,7 +173,7 @@ _WORKER: dict[str, object] = {}  # this worker process's root, catalog and date 
 
 
 def _start_worker(root: Path, today: dt.date) -> None:
-    _WORKER.update(root=root, catalog=Catalog.load(root), today=today)
+    _WORKER.update(root=root, catalog=load_catalog(root), today=today)
 
 
 def _check_in_worker(item: tuple[Path, str]) -> tuple[str, list[Problem]]:

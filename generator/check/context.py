@@ -8,12 +8,9 @@ from dataclasses import dataclass, field
 
 from generator import figures
 from generator.catalog import Architecture, Catalog, GpuSpec, Instance, ModelCard
-from generator.load import LoadedRecipe
+from generator.load import LoadedRecipe, written_scalar
 from generator.models import Recipe
 from generator.problems import Problem
-
-# A plain scalar as it sits on its line: up to whitespace, a comment, or a flow collection's separator.
-_PLAIN_SCALAR = re.compile(r"[^\s#,\[\]{}]+")
 
 
 @dataclass
@@ -41,12 +38,7 @@ class RecipeContext:
     def written(self, *where: str | int) -> str | None:
         """The scalar at `where` as the file spells it ('0.2190' keeps its zero, which the parsed float has lost);
         None when it cannot be read back. The stated precision of a figure is judged on this text."""
-        position = self.loaded.positions.get(tuple(where))
-        lines = self._source()
-        if position is None or position[0] > len(lines):
-            return None
-        match = _PLAIN_SCALAR.match(lines[position[0] - 1], position[1] - 1)
-        return match.group(0) if match else None
+        return written_scalar(self._source(), self.loaded.positions.get(tuple(where)))
 
     def bad_in_text(self, pattern: re.Pattern[str], message: str, *where: str | int) -> None:
         """A problem at the first match of `pattern` inside the text at `where`: the line of a multi-line text that

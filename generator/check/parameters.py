@@ -16,10 +16,10 @@ def active_params(ctx: RecipeContext) -> None:
 
 
 def architecture_counts(ctx: RecipeContext) -> None:
-    r, card, arch = ctx.recipe, ctx.card, ctx.arch
+    card, arch = ctx.card, ctx.arch
     if card is None or arch is None:
         return
-    n = ctx.catalog.param_count(r.model)
+    n = figures.param_count(arch, card.active_params.includes_norms)
     if n != card.active_params.count:
         ctx.bad(f"the architecture gives {n:,} parameters, the catalog states {card.active_params.count:,}", "model")
     if card.total_params is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from generator.importers.base import Document, Parsed, Source, WriteReport, run_source
 
-SHARED_MODULES = {"base", "recipes"}
+SHARED_MODULES = {"base"}
 
 
 def source_names() -> list[str]:

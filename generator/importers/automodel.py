@@ -15,9 +15,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
-from generator.importers.megatron_bridge import SYSTEMS
-from generator.importers.recipes import PRECISION_TEXT
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
 
 AUTHOR = "NVIDIA NeMo AutoModel"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Automodel"
@@ -282,20 +281,12 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append("A fine-tuning (LoRA) row: adapters trained on a frozen base, not pre-training; the MFU below "
                      "counts 4N FLOPs a token (the base has no weight gradients), as the publication's own count does.")
     placement = _placement(arch, row)
-    result: dict[str, Any] = {
-        "tokens_per_s_per_gpu": row.tokens,
-        "usd_per_million_tokens": None,
-        "mfu": None,
-        "mfu_note": None,
-        "active_params": {"count": card.active_params.count, "source": card.active_params.source.split(" ")[0],
-                          "revision": card.revision},
-        **_tflops_result(row, arch, mtp),
-    }
+    result = imported_result(card, row.tokens, **_tflops_result(row, arch, mtp))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
         "gpu": {"type": gpu_type, "memory_gb": catalog.gpus[gpu_type].memory_gb, "count": row.gpus,
-                "per_node": per_node, "instance": _instance(catalog, gpu_type, per_node)},
+                "per_node": per_node, "instance": catalog.instance_for(gpu_type, per_node)},
         "author": {"name": AUTHOR, "url": AUTHOR_URL},
         "status": "reported",
         "stack": {"framework": "nemo-automodel (PyTorch FSDP2)",
@@ -328,13 +319,6 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                            "as off (a yes/no the schema requires)"}]
     derive_figures(recipe, catalog)
     return recipe
-
-
-def _instance(catalog: Catalog, gpu_type: str, per_node: int) -> str | None:
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == per_node:
-            return name
-    return None
 
 
 SOURCE = Automodel()

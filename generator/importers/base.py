@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import yaml
 
 from generator import figures
-from generator.catalog import Catalog
+from generator.catalog import Catalog, ModelCard
 from generator.models import Recipe
-from generator.registry import atomic_write
+from generator.registry import atomic_write, load_catalog
 
 GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
 
@@ -126,6 +126,23 @@ class Stated(float):
         return stated
 
 
+def imported_result(card: ModelCard, tokens_per_s_per_gpu: float, mfu_note: str | None = None,
+                    params_stated_by: tuple[str, str | None] | None = None, **published: Any) -> dict[str, Any]:
+    """An imported recipe's `result`: the published tokens/s per GPU; $/1M and MFU left for `derive_figures`; N
+    from the model card, stated by the card's source (its first word, the URL) at the card's revision, or by
+    `params_stated_by` (source, revision) where the publication names its own; then the publication's own figures
+    (`published`, e.g. published_model_tflops_per_gpu and its note), in the order given."""
+    source, revision = params_stated_by or (card.active_params.source.split(" ")[0], card.revision)
+    return {
+        "tokens_per_s_per_gpu": tokens_per_s_per_gpu,
+        "usd_per_million_tokens": None,
+        "mfu": None,
+        "mfu_note": mfu_note,
+        "active_params": {"count": card.active_params.count, "source": source, "revision": revision},
+        **published,
+    }
+
+
 def for_validation(recipe: dict[str, Any]) -> dict[str, Any]:
     """The recipe as the strict loader would see it (enums and dates as text are accepted there)."""
     return yaml.safe_load(yaml.safe_dump(recipe))
@@ -138,7 +155,7 @@ def derive_figures(recipe: dict[str, Any], catalog: Catalog) -> None:
     result = recipe["result"]
     if derived.usd_per_million_tokens is not None:
         usd = derived.usd_per_million_tokens
-        places = max(4, figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd))
+        places = max(figures.IMPORTED_USD_DECIMALS, figures.PRECISIONS["usd_per_million_tokens"].required_decimals(usd))
         result["usd_per_million_tokens"] = Stated(usd, places)
     if derived.mfu is not None:
         result["mfu"] = Stated(derived.mfu, figures.PRECISIONS["mfu"].decimals)
@@ -212,7 +229,7 @@ def run_source(source: Source, root: Path, file: Path, document: Document,
                dry_run: bool) -> tuple[Parsed | None, WriteReport | None, list[str]]:
     """Parse file with source and write its recipes under root: (parsed, write report, problems).
     Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest."""
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
     if catalog.problems:
         return None, None, [str(p) for p in catalog.problems]
     parsed = source.read(file)

@@ -20,7 +20,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
 
 REPOSITORY = "mosaicml/llm-foundry"
 DOCUMENT_PATH = "scripts/train/benchmarking/README.md"
@@ -270,14 +270,6 @@ def recompute(row: Row, arch: Architecture, n: int) -> list[Recomputed]:
 # --- the recipe --------------------------------------------------------------------------------------------------
 
 
-def _instance_for(catalog: Catalog, gpu_type: str) -> str | None:
-    """A catalog instance with this GPU and node size gives the $/1M figure; none: null."""
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == gpu_type and inst.gpu_count == GPUS_PER_NODE:
-            return name
-    return None
-
-
 def _label(row: Row) -> str:
     return f"TP1 PP1 CP1 DP{row.gpus} FSDP {row.sharding}"
 
@@ -338,7 +330,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     assert arch is not None  # admit() keeps rows whose model has no architecture out
     n = card.active_params.count
     gpu = catalog.gpus[row.gpu_type]
-    instance = _instance_for(catalog, row.gpu_type)
+    instance = catalog.instance_for(row.gpu_type, GPUS_PER_NODE)
     checks = recompute(row, arch, n)
     notes = _notes(row, checks, instance, document)
     notes.extend(f"The importer also reports line {row.line}: {reason}." for reason in skipped)
@@ -367,21 +359,18 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "recompute": {"granularity": "full" if row.checkpointing else "none", "method": None, "num_layers": None},
             "dispatcher": None, "mtp_layers": None, "pipeline_layout": None,
         },
-        "result": {
+        "result": imported_result(
             # T/s / GPUs at the precision check requires (a plain float always renders a decimal).
-            "tokens_per_s_per_gpu": round(row.tokens_per_s_per_gpu, figures.PRECISIONS["tokens_per_s_per_gpu"].decimals),
-            "usd_per_million_tokens": None,
-            "mfu": None,
-            "mfu_note": _mfu_note(row, n, catalog),
-            "active_params": {"count": n, "source": card.active_params.source.split(" ")[0], "revision": card.revision},
-            "published_model_tflops_per_gpu": float(row.tflop),
-            "published_model_tflops_note": (
+            card, round(row.tokens_per_s_per_gpu, figures.PRECISIONS["tokens_per_s_per_gpu"].decimals),
+            _mfu_note(row, n, catalog),
+            published_model_tflops_per_gpu=float(row.tflop),
+            published_model_tflops_note=(
                 f"llm-foundry's Model TFLOP ({COLLECT}): int((6 x n_params + 12 x layers x d_model x sequence) x "
                 "tokens/s per GPU / 1e12), every parameter counted at 6 FLOPs per token and attention without causal "
                 "halving; the stated convention recomputes it from this row's n_params."),
-            "published_model_tflops_convention": {"gated_experts": False, "sliding_windows": False,
-                                                  "six_n_params": row.params},
-        },
+            published_model_tflops_convention={"gated_experts": False, "sliding_windows": False,
+                                               "six_n_params": row.params},
+        ),
         "publication": {"url": document.url, "commit": document.commit, "line": row.line, "system": row.table,
                         **({"stated_gradient_accumulation": stated_ga} if stated_ga is not None else {}),
                         "superseded": superseded},

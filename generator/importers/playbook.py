@@ -31,7 +31,8 @@ from typing import Any
 
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, render, write
+from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, imported_result, render, write
+from generator.registry import load_catalog
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
@@ -511,13 +512,6 @@ INFERRED = [
 ]
 
 
-def _instance(catalog: Catalog) -> str | None:
-    for name, inst in sorted(catalog.instances.items()):
-        if inst.gpu_type == GPU_TYPE and inst.gpu_count == GPUS_PER_NODE:
-            return name
-    return None
-
-
 def layout_label(config: Config) -> str:
     return f"TP{config.tp} PP{config.pp} DP{config.dp} ZeRO-{config.zero}"
 
@@ -528,7 +522,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
     card = catalog.models[row.model]
     arch = card.architecture
     assert arch is not None
-    instance = _instance(catalog)
+    instance = catalog.instance_for(GPU_TYPE, GPUS_PER_NODE)
     label = layout_label(c)
     uneven = c.pp > 1 and arch.layers % c.pp != 0
     notes = [
@@ -552,13 +546,9 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                      "and publication.stated_gradient_accumulation).")
     if uneven:
         notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
-    result: dict[str, Any] = {
-        "tokens_per_s_per_gpu": float(f.tokens_per_s_per_gpu),
-        "usd_per_million_tokens": None,
-        "mfu": None,
-        "mfu_note": mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
-        "active_params": {"count": card.active_params.count, "source": NANOTRON_SCRIPT, "revision": NANOTRON_COMMIT},
-    }
+    result = imported_result(card, float(f.tokens_per_s_per_gpu),
+                             mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
+                             params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
@@ -737,7 +727,7 @@ def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> d
 
 def write_failed_layouts(root: Path, file: Path, document: Document) -> WriteReport:
     """Write failed/*.yaml under root from the document at `file` (equal bytes are left untouched)."""
-    files = failed_layout_files(read_sweep(file.read_text(encoding="utf-8")), Catalog.load(root), document)
+    files = failed_layout_files(read_sweep(file.read_text(encoding="utf-8")), load_catalog(root), document)
     return write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
 
 

@@ -18,8 +18,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures
-from generator.reprice import catalog_instance
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -377,7 +376,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "schema_version": 1,
         "model": row.model,
         "gpu": {"type": s.gpu, "memory_gb": gpu.memory_gb, "count": row.gpus, "per_node": s.per_node,
-                "instance": catalog_instance(catalog, s.gpu, s.per_node)},
+                "instance": catalog.instance_for(s.gpu, s.per_node)},
         "author": {"name": "PyTorch torchtitan benchmarks" if s.versions is not VTRAINY else "Trainy (on WhiteFiber), "
                    "in torchtitan's benchmarks", "url": "https://github.com/pytorch/torchtitan"},
         "status": "reported",
@@ -396,14 +395,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "recompute": {"granularity": s.checkpointing, "method": None, "num_layers": None},
             "dispatcher": None, "mtp_layers": None, "pipeline_layout": layout_text,
         },
-        "result": {
-            "tokens_per_s_per_gpu": float(row.tokens),
-            "usd_per_million_tokens": None,
-            "mfu": None,
-            "mfu_note": None,
-            "active_params": {"count": card.active_params.count, "source": card.active_params.source.split(" ")[0],
-                              "revision": card.revision},
-        },
+        "result": imported_result(card, float(row.tokens)),
         "publication": {"url": document.url, "commit": document.commit, "line": row.line, "system": s.gpu,
                         "superseded": superseded},
         "run": _run(row, document),

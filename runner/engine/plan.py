@@ -9,9 +9,10 @@ import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.catalog import Architecture, Catalog
+from generator.catalog import Architecture
 from generator.load import load_recipe
 from generator.models import Recipe
+from generator.registry import load_catalog
 
 ATTENTION_BACKENDS = ("sdpa", "unfused")
 FRAMEWORK = "openrecipes-engine"
@@ -89,7 +90,7 @@ def make_plan(
     root = root or _registry_root(path)
     loaded = load_recipe(path)
     recipe = loaded.recipe
-    catalog = Catalog.load(root)
+    catalog = load_catalog(root)
 
     def fail(field_name: str, message: str) -> EngineError:
         line, col = loaded.position(*field_name.split("."))

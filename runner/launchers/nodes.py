@@ -38,16 +38,15 @@ def node_stack(gpus: Any) -> dict[str, Any]:
 
 def check_node(recipe_path: Path, root: Path) -> dict[str, Any]:
     """This node's stack, after its GPUs are checked against the recipe (Refusal naming the host otherwise)."""
-    from generator.catalog import Catalog
     from generator.load import load_recipe
-    from generator.registry import RECIPES_DIR, display_path
+    from generator.registry import RECIPES_DIR, display_path, load_catalog
     from runner.preflight import Refusal, check_gpus, gpus_here
 
     display = display_path(recipe_path, root)
     loaded = load_recipe(recipe_path, display, root / RECIPES_DIR)
     gpus = gpus_here()
     try:
-        check_gpus(loaded.recipe, Catalog.load(root), gpus, display)
+        check_gpus(loaded.recipe, load_catalog(root), gpus, display)
     except Refusal as exc:
         raise Refusal(f"node {hostname()}: {exc}") from None
     return node_stack(gpus)

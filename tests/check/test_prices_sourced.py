@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.check import check_registry
-from generator.registry import load_registry
-from generator.reprice import CATALOG_PRICED_PREFIXES, catalog_instance, reprice
+from generator.registry import load_catalog, load_registry
+from generator.reprice import CATALOG_PRICED_PREFIXES, reprice
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -29,7 +28,7 @@ def registry():
 
 
 def test_every_instance_names_its_source_url_and_a_date() -> None:
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     assert catalog.problems == []
     assert catalog.instances
     for name, inst in catalog.instances.items():
@@ -129,7 +128,7 @@ def test_an_unpriced_megatron_bridge_recipe_gains_the_instance_its_importer_woul
     committed = path.read_text(encoding="utf-8")
     data = yaml.safe_load(committed)
     instance = data["gpu"]["instance"]
-    assert instance == catalog_instance(Catalog.load(root), "GB200", data["gpu"]["per_node"])
+    assert instance == load_catalog(root).instance_for("GB200", data["gpu"]["per_node"])
     stripped = committed.replace(f"  instance: {instance}\n", "  instance: null\n", 1).replace(
         f"  usd_per_million_tokens: {committed.split('  usd_per_million_tokens: ')[1].split()[0]}\n",
         "  usd_per_million_tokens: null\n", 1)

@@ -17,6 +17,7 @@ import pytest
 from generator.catalog import Catalog
 from generator.check import check_recipe
 from generator.load import load_recipe
+from generator.registry import load_catalog
 from runner.engine.plan import make_plan
 from runner.preflight import Gpus, Refusal, check_entry, check_env, check_gpus
 from tests.engine.support import ROOT
@@ -31,7 +32,7 @@ MEASURED_FIELDS = {"tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.load(ROOT)
+    return load_catalog(ROOT)
 
 
 def _rel(path: Path) -> str:

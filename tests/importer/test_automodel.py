@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.importers import run_import
 from generator.importers.automodel import SOURCE, recomputed_tokens
-from generator.registry import load_registry
+from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = Path(__file__).resolve().parent / "sources" / "automodel-performance-summary-36044ad3.mdx"
@@ -55,7 +54,7 @@ def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
     committed = {str(p.relative_to(ROOT)): p.read_bytes() for p in (ROOT / "recipes").rglob("automodel-*.yaml")}
     assert imported == committed
     registry = load_registry(ROOT)
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     mine = [r for r in registry.recipes if r.id.split("/")[-1].startswith("automodel-")]
     assert len(mine) == 13
     for loaded in mine:
@@ -89,7 +88,7 @@ STATED = {"GPT-OSS-20B": (3.61 + 0.58, 20.91), "Qwen2.5-7B": (7.61, 7.61), "Qwen
 
 @pytest.mark.parametrize("name", sorted(STATED))
 def test_new_cards_count_their_parameters(name: str) -> None:
-    card = Catalog.load(ROOT).models[name]
+    card = load_catalog(ROOT).models[name]
     active = figures.param_count(card.architecture, card.active_params.includes_norms)
     total = figures.param_count(card.architecture, card.active_params.includes_norms, total=True)
     assert active == card.active_params.count and total == (card.total_params or active)

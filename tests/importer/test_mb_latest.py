@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.check import check_registry
 from generator.importers.megatron_bridge import SOURCE
-from generator.registry import load_registry
+from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = Path(__file__).resolve().parent / "sources"
@@ -106,7 +105,7 @@ def test_footnotes_sections_and_repeated_keys_reach_the_recipes(registry) -> Non
 
 
 def test_kimi_k2_card_counts_its_parameters() -> None:
-    card = Catalog.load(ROOT).models["Kimi-K2"]
+    card = load_catalog(ROOT).models["Kimi-K2"]
     active = figures.param_count(card.architecture, card.active_params.includes_norms)
     total = figures.param_count(card.architecture, card.active_params.includes_norms, total=True)
     assert (active, total) == (card.active_params.count, card.total_params)

@@ -12,12 +12,11 @@ import pytest
 import yaml
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.check import check_registry
 from generator.figures import PUBLISHED_TFLOPS_TOLERANCE
 from generator.importers import megatron_bridge as mb
 from generator.importers import run_import
-from generator.registry import load_registry
+from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -181,7 +180,7 @@ def test_every_row_of_the_documents_is_a_recipe_or_a_skip(path: Path, skip_lines
 
 
 def test_dense_rows_reproduce_the_published_tflops() -> None:
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     rows = mb.read(SUMMARY).rows + mb.read(ARCHIVE).rows
     dense = [r for r in rows if cat.models[r.model].architecture.moe is None]
     assert len(dense) == 84
@@ -195,7 +194,7 @@ def test_dense_rows_reproduce_the_published_tflops() -> None:
 
 
 def test_moe_rows_agree_or_gpt_oss_convention_explains_them() -> None:
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     for row in mb.read(ARCHIVE).rows:
         arch = cat.models[row.model].architecture
         if arch.moe is None:
@@ -210,7 +209,7 @@ def test_moe_rows_agree_or_gpt_oss_convention_explains_them() -> None:
 
 
 def test_deepseek_mtp_qualifier_decides_the_flops() -> None:
-    arch = Catalog.load(ROOT).models["DeepSeek-V3"].architecture
+    arch = load_catalog(ROOT).models["DeepSeek-V3"].architecture
     without = figures.model_tflops_per_gpu(arch, 4096, 3848, mtp_layers=0)  # 25.11 GB300 BF16 (w/o MTP): 961
     with_mtp = figures.model_tflops_per_gpu(arch, 4096, 3848)
     assert figures.relative_difference(961, without) < 0.001
@@ -508,9 +507,9 @@ def test_cli_missing_file_is_a_clear_error(tmp_root: Path) -> None:
 
 
 def test_pipeline_placement_when_layers_do_not_divide() -> None:
-    from generator.importers.recipes import pipeline_placement
+    from generator.importers.megatron_bridge import pipeline_placement
 
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     llama405 = cat.models["Llama-3.1-405B"].architecture
     split, note = pipeline_placement(llama405, 8, 8)  # 126 + 2 = 128 over 64 virtual stages: 2 each
     assert split == {"first": 15, "last": 15} and "account_for_embedding_in_pipeline_split" in note

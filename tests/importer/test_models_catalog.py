@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from generator import figures
-from generator.catalog import Catalog
+from generator.registry import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +18,7 @@ STATED = {"Llama-3-8B": (8.03, 8.03), "Llama-3-70B": (70.55, 70.55), "Llama-3.1-
 
 @pytest.mark.parametrize("name", sorted(STATED))
 def test_parameter_counts(name: str) -> None:
-    card = Catalog.load(ROOT).models[name]
+    card = load_catalog(ROOT).models[name]
     arch = card.architecture
     active = figures.param_count(arch, card.active_params.includes_norms)
     total = figures.param_count(arch, card.active_params.includes_norms, total=True)
@@ -29,13 +29,13 @@ def test_parameter_counts(name: str) -> None:
 
 
 def test_dense_param_count_unchanged_by_the_moe_fields() -> None:
-    cat = Catalog.load(ROOT)
+    cat = load_catalog(ROOT)
     arch = cat.models["Llama-3.2-1B"].architecture
     assert figures.param_count(arch, True) == figures.param_count(arch, True, total=True) == 1_235_814_400
 
 
 def test_llama3_8b_flops_per_token_by_hand() -> None:
-    arch = Catalog.load(ROOT).models["Llama-3-8B"].architecture
+    arch = load_catalog(ROOT).models["Llama-3-8B"].architecture
     h, s, layers, ffn, vocab = 4096, 8192, 32, 14336, 128256
     attn = h * (h + 2 * 1024) + h * h + h * s  # QKV (GQA: 8 x 128), output, causal QK^T + AV at s/2 each
     by_hand = 6 * (layers * (attn + 3 * h * ffn) + h * vocab)
@@ -43,7 +43,7 @@ def test_llama3_8b_flops_per_token_by_hand() -> None:
 
 
 def test_sliding_window_counts_min_of_position_and_window() -> None:
-    arch = Catalog.load(ROOT).models["GPT-OSS-120B"].architecture
+    arch = load_catalog(ROOT).models["GPT-OSS-120B"].architecture
     full = figures.model_flops_per_token(arch, 4096, sliding_windows=False)
     windowed = figures.model_flops_per_token(arch, 4096)
     q = 64 * 64
@@ -53,7 +53,7 @@ def test_sliding_window_counts_min_of_position_and_window() -> None:
 
 @pytest.mark.parametrize("gpu", ["H100", "B200", "B300", "GB200", "GB300"])
 def test_system_gpus_have_bf16_fp8_and_a_source(gpu: str) -> None:
-    spec = Catalog.load(ROOT).gpus[gpu]
+    spec = load_catalog(ROOT).gpus[gpu]
     assert spec.peak_flops.bf16 and spec.peak_flops.fp8 == pytest.approx(2 * spec.peak_flops.bf16, rel=0.01)
     assert spec.source.startswith("https://")
     if gpu != "H100":

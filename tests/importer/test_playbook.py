@@ -19,6 +19,7 @@ from generator import figures
 from generator.catalog import Catalog
 from generator.importers import playbook as pb
 from generator.importers.base import Document, render
+from generator.registry import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "tests/importer/sources/playbook-benchmarks_interactive-924e4d0b.html"
@@ -38,7 +39,7 @@ def sweep() -> pb.Sweep:
 
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
-    return Catalog.load(ROOT)
+    return load_catalog(ROOT)
 
 
 def test_the_committed_document_is_the_blob_at_its_commit() -> None:

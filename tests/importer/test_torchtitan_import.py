@@ -12,11 +12,10 @@ import pytest
 import yaml
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.check import check_registry
 from generator.importers.base import Document, run_source
 from generator.importers.torchtitan import SOURCE, parse
-from generator.registry import load_registry
+from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "tests/importer/sources"
@@ -131,7 +130,7 @@ def test_rows_state_their_degrees_and_sequence() -> None:
 
 def test_catalog_cards_are_torchtitans_model_args() -> None:
     """torchtitan's FFN size: multiple_of x ceil(multiplier x int(2 x 4 x dim / 3) / multiple_of)."""
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     args = {"Llama-3-8B": (4096, 32, 32, 1.3, 1024), "Llama-3-70B": (8192, 80, 64, 1.3, 4096),
             "Llama-3.1-405B": (16384, 126, 128, 1.2, 4096)}
     for model, (dim, layers, heads, multiplier, multiple_of) in args.items():
@@ -153,7 +152,7 @@ def test_prose_mfu_is_recomputed_with_torchtitans_count() -> None:
     """The 33% to 39% of the December 2024 document's line 21, by torchtitan's count over 989 TFLOP/s: by hand for
     Llama 3.1 8B at 8192, 6 x (8,030,261,248 - 128,256 x 4,096) + 12 x 32 x 32 x 128 x 8,192 FLOPs per token."""
     by_hand = 6 * (8_030_261_248 - 128_256 * 4_096) + 12 * 32 * 32 * 128 * 8_192
-    arch = Catalog.load(ROOT).models["Llama-3-8B"].architecture
+    arch = load_catalog(ROOT).models["Llama-3-8B"].architecture
     assert figures.torchtitan_flops_per_token(arch, 8192) == by_hand
     shares = {}
     for rel in ("t1-fsdp", "t1-fsdp-torch-compile", "t3-fsdp", "t3-fsdp-torch-compile"):

@@ -40,11 +40,11 @@ def _fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) ->
 
 
 def _reference(tmp_path: Path):  # -> (Recipe, Catalog)
-    from generator.catalog import Catalog
     from generator.load import load_recipe
+    from generator.registry import load_catalog
 
     recipe = registry(tmp_path)
-    return load_recipe(recipe).recipe, Catalog.load(tmp_path)
+    return load_recipe(recipe).recipe, load_catalog(tmp_path)
 
 
 # --- preflight: a missing library is not a missing GPU ---------------------------------------------------------

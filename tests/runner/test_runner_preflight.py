@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from runner_support import REFERENCE, ROOT
 
-from generator.catalog import Catalog
 from generator.load import load_recipe
+from generator.registry import load_catalog
 from runner.preflight import detect_gpus, entry_points, gpu_type, script_env, visible
 
 DEVICES = [(0, "NVIDIA H200", "GPU-aaaa1111"), (1, "NVIDIA H200", "GPU-bbbb2222"), (2, "NVIDIA H200", "GPU-cccc3333")]
 
 
 def test_nvml_product_names_map_to_catalog_types() -> None:
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     assert gpu_type("NVIDIA H100 80GB HBM3", catalog) == "H100"
     assert gpu_type("NVIDIA H200", catalog) == "H200"
     assert gpu_type("nvidia a100-sxm4-80gb", catalog) == "A100"  # case as some drivers print it
