@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from generator.catalog import Architecture, Catalog
+    from generator.catalog import Architecture, AttentionKind, Catalog
     from generator.models import Recipe
 
 SECONDS_PER_HOUR = 3600.0
@@ -217,6 +217,13 @@ def coarser_than_required(figure: str, written: str | None, stated: float,
     return required if places < required else None
 
 
+def within_last_unit(stated: float, computed: float, places: int) -> bool:
+    """A gap no larger than one unit in the stated figure's last decimal place (0.1 for a figure stated at one
+    decimal): rounding-sized, where the stated figure was itself computed from unrounded inputs that are published
+    rounded (a recomputation from them can land up to a unit away). Beyond it, a gap is a discrepancy."""
+    return abs(stated - computed) <= 10.0 ** -places + 1e-9
+
+
 def agrees(stated: float, computed: float, figure: str | None = None, places: int | None = None) -> bool:
     """Whether computed rounds to stated (with float slack) at the finest of: the stated value's own decimals,
     `places` (its decimals as written), and the required precision of `figure` (a key of PRECISIONS)."""
@@ -318,15 +325,13 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
         kind = arch.attention[kinds[index % len(kinds)] if index < arch.layers else kinds[-1]]
         keys = _attended_keys(seq_len, kind.window if sliding_windows else None)
         if arch.mla is not None:
-            mla = arch.mla
             macs += _mla_params(arch)
-            macs += keys * arch.attention_heads * (mla.qk_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)
         else:
             dim = kind.head_dim if head_dim is None else head_dim
             q = arch.attention_heads * dim
             kv = kind.kv_heads * dim
             macs += h * q + h * kv * (1 if kind.shared_kv else 2) + q * h
-            macs += 2 * q * keys  # QK^T and attention x V
+        macs += _core_attention_macs(arch, kind, keys, head_dim)
         if moe is None or index < moe.dense_layers:
             macs += gate * h * arch.ffn_hidden_size
         else:
@@ -334,6 +339,28 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
             macs += h * (expert_gate * moe.top_k * moe.ffn_hidden_size + gate * moe.shared_ffn_hidden_size)
     macs += mtp * 2 * h * h  # each MTP layer's projection of [embedding; hidden] back to h
     macs += (1 + mtp) * h * arch.vocab_size  # logits, once more per MTP layer
+    return 6.0 * macs
+
+
+def _core_attention_macs(arch: Architecture, kind: AttentionKind, keys: float, head_dim: int | None = None) -> float:
+    """Multiply-adds per token of one layer's core attention (QK^T and attention x V) against `keys` keys."""
+    if arch.mla is not None:
+        mla = arch.mla
+        return keys * arch.attention_heads * (mla.qk_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)
+    dim = kind.head_dim if head_dim is None else head_dim
+    return 2 * arch.attention_heads * dim * keys
+
+
+def causal_attention_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None) -> float:
+    """The core-attention term of Megatron's count (model_flops_per_token), alone: 3 passes x 2 FLOPs x QK^T and
+    attention x V of every layer (and MTP layer), each query against the keys a causal mask leaves it (s / 2 for
+    global attention; a sliding window's min(position, window)). What 6N leaves out."""
+    mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
+    kinds = layer_kinds(arch)
+    macs = 0.0
+    for index in range(arch.layers + mtp):
+        kind = arch.attention[kinds[index % len(kinds)] if index < arch.layers else kinds[-1]]
+        macs += _core_attention_macs(arch, kind, _attended_keys(seq_len, kind.window))
     return 6.0 * macs
 
 
@@ -489,3 +516,42 @@ def derive(recipe: Recipe, catalog: Catalog) -> Derived:
         else None
     )
     return Derived(usd, value, wt, peak, precision, instance.usd_per_hour if instance else None)
+
+
+# --- MFU that compares: beside the registry's 6N MFU ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComparableMfu:
+    """A recipe's MFU under the conventions that make rows comparable, beside `mfu` (6N over the peak of the
+    recipe's precision for reported rows). None where an input is missing (no GPU peak, no architecture).
+
+    - six_n_bf16: 6N over the GPU's dense BF16 peak, whatever the precision (an FP8 or FP4 row's `mfu` is over a
+      peak 2-4x higher, so it does not compare with a BF16 row's).
+    - megatron / megatron_bf16: Megatron's count (model_flops_per_token: every matrix product, the causal attention
+      term included, the input embedding lookup not counted) over the same peak as `mfu` / over the BF16 peak. A
+      LoRA row counts FROZEN_BASE_FRACTION of it, as its 6N MFU counts 4N.
+    - attention_share: the causal attention term over 6N, what 6N leaves out (0.25: the term adds a quarter)."""
+
+    six_n_bf16: float | None
+    megatron: float | None
+    megatron_bf16: float | None
+    attention_share: float | None
+
+
+def comparable_mfu(recipe: Recipe, catalog: Catalog) -> ComparableMfu:
+    gpu = catalog.gpus.get(recipe.gpu.type)
+    bf16 = gpu.peak_flops.bf16 if gpu is not None else None
+    peak, _ = peak_for(recipe, catalog)
+    n, tps = recipe.result.active_params.count, recipe.result.tokens_per_s_per_gpu
+    frozen = frozen_base(recipe)
+    six_n_bf16 = mfu(n, tps, bf16, frozen) if bf16 else None
+    card = catalog.models.get(recipe.model)
+    arch = card.architecture if card is not None else None
+    if arch is None:
+        return ComparableMfu(six_n_bf16, None, None, None)
+    seq, mtp = recipe.workload.row_tokens, recipe.layout.mtp_layers
+    count = model_flops_per_token(arch, seq, mtp_layers=mtp) * (FROZEN_BASE_FRACTION if frozen else 1.0)
+    share = causal_attention_flops_per_token(arch, seq, mtp_layers=mtp) / (6.0 * n)
+    return ComparableMfu(six_n_bf16, flops_utilisation(count, tps, peak) if peak else None,
+                         flops_utilisation(count, tps, bf16) if bf16 else None, share)

@@ -57,6 +57,7 @@ _NUMBER = re.compile(r"^(?P<value>nan|[0-9][0-9,]*(?:\.[0-9]+)?)\s*(?P<unit>%|GB
 NEWPLOT = "Plotly.newPlot("
 
 MEASURED = "measured"
+MFU_PLACES = 1  # the hover text's MFU is in percent at one decimal
 CRASHED = "crashed"
 
 
@@ -641,14 +642,27 @@ def gqa_mfu(row: Row, arch: Architecture, peak: float) -> float:
 
 def mfu_verdict(row: Row, arch: Architecture, peak: float) -> str:
     """How the published MFU is reproduced: 'count' (the row's tok/s per GPU), 'total' (its total tok/s), 'gqa'
-    (a count with 8 key-value heads; a discrepancy with the card's architecture), or 'unexplained'."""
+    (a count with 8 key-value heads; a discrepancy with the card's architecture), 'rounding' (a gap within one unit of
+    the stated MFU's last decimal: not a discrepancy), or 'unexplained'."""
     if reproduces(row, arch, peak):
         return "count"
     if _agrees(row, playbook_mfu(row, arch, peak, from_total(row))):
         return "total"
     if _agrees(row, gqa_mfu(row, arch, peak)):
         return "gqa"
+    if rounding_gap(row, arch, peak) is not None:
+        return "rounding"
     return "unexplained"
+
+
+def rounding_gap(row: Row, arch: Architecture, peak: float) -> float | None:
+    """The smaller gap (percent points) between the stated MFU and the count from either stated throughput, where it
+    is within one unit of the stated MFU's last decimal (0.1 point; figures.within_last_unit), else None."""
+    assert row.figures is not None
+    stated = row.figures.mfu_percent
+    gap = min(abs(stated - playbook_mfu(row, arch, peak) * 100),
+              abs(stated - playbook_mfu(row, arch, peak, from_total(row)) * 100))
+    return gap if figures.within_last_unit(stated, stated + gap, MFU_PLACES) else None
 
 
 def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
@@ -676,6 +690,15 @@ def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
                 f"heads (GQA, Llama-3-70B's attention) gives {gqa_mfu(row, arch, peak) * 100:.2f}%, which agrees: "
                 "this row's MFU, and perhaps its run, is of a GQA model, not the card's 64 key-value heads; the "
                 f"hover text does not say which. {six_n}")
+    if verdict == "rounding":
+        gap = rounding_gap(row, arch, peak)
+        assert gap is not None
+        return (f"The playbook states MFU {f.mfu_percent:.1f}% under its own count; {count} x "
+                f"{f.tokens_per_s_per_gpu:,} tok/s / {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}% (from the total tok/s: "
+                f"{playbook_mfu(row, arch, peak, from_total(row)) * 100:.2f}%): {gap:.2f} points apart, within one unit "
+                "of the stated figure's last decimal (0.1 point, the bound this registry uses for a figure the "
+                "publication computed from unrounded run data and publishes rounded, beside rounded throughputs). "
+                f"Rounding, not a discrepancy. {six_n}")
     return (f"DISCREPANCY: the playbook states MFU {f.mfu_percent:.1f}%, but {count} x {f.tokens_per_s_per_gpu:,} tok/s "
             f"/ {peak / 1e12:g} TFLOP/s = {ours * 100:.2f}% (from the total tok/s: "
             f"{playbook_mfu(row, arch, peak, from_total(row)) * 100:.2f}%); the difference is beyond the stated "
