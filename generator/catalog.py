@@ -38,6 +38,9 @@ class GpuSpec(_Closed):
     source: UrlThenNote = Field(description="Datasheet the figures come from: an http(s) URL (a note may follow "
                                 "after a space).")
     date: Date = Field(description="Date the source was read (YYYY-MM-DD).")
+    unpriced: str | None = Field(default=None, min_length=1, description="Why no instance of catalog/instances.yaml "
+                                 "prices this GPU (no sourced, dated on-demand price found); null: an instance does, or "
+                                 "none is needed yet.")
 
 
 class Instance(_Closed):
