@@ -47,7 +47,7 @@ VTRAINY = Versions("2.8.0a0+5228986c39 (NVIDIA PyTorch container 25.05, 2025-05-
 # torchtitan's Llama 3.1 model args (torchtitan/models/llama*/__init__.py at each commit) are the catalog cards'
 # architectures: 8B dim 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336 (1.3 x, multiple of 1024), rope_theta
 # 500000; 70B dim 8192, 80 layers, 64 heads, FFN 28672; 405B dim 16384, 126 layers, 128 heads, FFN 53248.
-MODELS = {"8B": ("Llama-3-8B", "llama3_8b.toml"), "70B": ("Llama-3-70B", "llama3_70b.toml"),
+MODELS = {"8B": ("Llama-3.1-8B", "llama3_8b.toml"), "70B": ("Llama-3.1-70B", "llama3_70b.toml"),
           "405B": ("Llama-3.1-405B", "llama3_405b.toml")}
 
 

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # (active, total) in billions as the model publishers state them; the registry's counts include the embedding
 # and output layers (GPT-OSS's 5.13B active excludes the 0.58B input embedding).
-STATED = {"Llama-3-8B": (8.03, 8.03), "Llama-3-70B": (70.55, 70.55), "Llama-3.1-405B": (405.85, 405.85),
+STATED = {"Llama-3-8B": (8.03, 8.03), "Llama-3-70B": (70.55, 70.55), "Llama-3.1-8B": (8.03, 8.03),
+          "Llama-3.1-70B": (70.55, 70.55), "Llama-3.1-405B": (405.85, 405.85),
           "DeepSeek-V3": (37.6, 671.0), "GPT-OSS-120B": (5.71, 116.83), "Qwen3-30B-A3B": (3.35, 30.53),
           "Qwen3-235B-A22B": (22.2, 235.1)}
 

@@ -119,19 +119,19 @@ def test_pipeline_settings_follow_torchtitan_code() -> None:
 
 
 def test_rows_state_their_degrees_and_sequence() -> None:
-    r = _recipe("llama-3-8b/h100-96gb/titan-9dec370-t2-fsdp-2-cp-4.yaml")
+    r = _recipe("llama-3.1-8b/h100-96gb/titan-9dec370-t2-fsdp-2-cp-4.yaml")
     assert (r["layout"]["dp"], r["layout"]["cp"], r["gpu"]["count"]) == (2, 4, 8)
     assert r["workload"]["row_tokens"] == 131072 and r["workload"]["global_batch"] == 2
     assert r["publication"]["line"] == 37 and r["publication"]["commit"] == COMMIT
     assert r["result"]["tokens_per_s_per_gpu"] == 1071.0 and r["workload"]["precision"] == "fp8-cs"
-    white = _recipe("llama-3-8b/h200/titan-e7c0cae-whitefiber-8-nodes.yaml")
+    white = _recipe("llama-3.1-8b/h200/titan-e7c0cae-whitefiber-8-nodes.yaml")
     assert (white["gpu"]["count"], white["layout"]["dp"], white["workload"]["global_batch"]) == (64, 64, 128)
 
 
 def test_catalog_cards_are_torchtitans_model_args() -> None:
     """torchtitan's FFN size: multiple_of x ceil(multiplier x int(2 x 4 x dim / 3) / multiple_of)."""
     catalog = load_catalog(ROOT)
-    args = {"Llama-3-8B": (4096, 32, 32, 1.3, 1024), "Llama-3-70B": (8192, 80, 64, 1.3, 4096),
+    args = {"Llama-3.1-8B": (4096, 32, 32, 1.3, 1024), "Llama-3.1-70B": (8192, 80, 64, 1.3, 4096),
             "Llama-3.1-405B": (16384, 126, 128, 1.2, 4096)}
     for model, (dim, layers, heads, multiplier, multiple_of) in args.items():
         arch = catalog.models[model].architecture
@@ -152,11 +152,11 @@ def test_prose_mfu_is_recomputed_with_torchtitans_count() -> None:
     """The 33% to 39% of the December 2024 document's line 21, by torchtitan's count over 989 TFLOP/s: by hand for
     Llama 3.1 8B at 8192, 6 x (8,030,261,248 - 128,256 x 4,096) + 12 x 32 x 32 x 128 x 8,192 FLOPs per token."""
     by_hand = 6 * (8_030_261_248 - 128_256 * 4_096) + 12 * 32 * 32 * 128 * 8_192
-    arch = load_catalog(ROOT).models["Llama-3-8B"].architecture
+    arch = load_catalog(ROOT).models["Llama-3.1-8B"].architecture
     assert figures.torchtitan_flops_per_token(arch, 8192) == by_hand
     shares = {}
     for rel in ("t1-fsdp", "t1-fsdp-torch-compile", "t3-fsdp", "t3-fsdp-torch-compile"):
-        notes = _recipe(f"llama-3-8b/h100-96gb/titan-9dec370-{rel}.yaml")["notes"]
+        notes = _recipe(f"llama-3.1-8b/h100-96gb/titan-9dec370-{rel}.yaml")["notes"]
         shares[rel] = float(re.search(r"tokens/s give ([\d.]+)%", notes).group(1))
         assert "within the stated range" in notes and "reverse of 'respectively'" in notes
     assert round(min(shares.values())) == 33 and round(max(shares.values())) == 39
