@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from generator.load import YamlDocument, file_kind_problem, read_yaml, validation_problems
-from generator.models import MAX_COUNT, MAX_PARALLEL, HttpUrl
+from generator.models import MAX_COUNT, MAX_PARALLEL, HttpUrl, PublicationCopy
 from generator.problems import InputError, Problem
 from generator.registry import display_path
 
@@ -72,6 +72,9 @@ class FailedLayouts(_Closed):
 
     model: str = Field(description="Model name, a key of the model catalog.", min_length=1)
     layouts: list[FailedLayout] = Field(description="The failed layouts, in the document's order.")
+    read_from: PublicationCopy | None = Field(default=None, description="The copy every entry was read from, when "
+                                              "their publication.url (the original home) could not be read at a "
+                                              "revision; null: the url is what was read.")
 
 
 def path_for(root: Path, model_slug: str) -> Path:

@@ -483,6 +483,15 @@ class SupersededPublication(_Closed):
     )
 
 
+class PublicationCopy(_Closed):
+    """The copy of a publication's document an importer read, where the original's own revision cannot be reached."""
+
+    url: HttpUrl = Field(description="URL of the copy at its commit.")
+    commit: str | None = Field(default=None, description="Commit of the copy.")
+    note: str = Field(description="Whose copy it is and how it relates to the original (e.g. its SHA-256).",
+                      min_length=1)
+
+
 class Publication(_Closed):
     url: HttpUrl = Field(description="URL of the published table (http(s)).")
     commit: str | None = Field(default=None, description="Commit of the document.")
@@ -501,6 +510,9 @@ class Publication(_Closed):
         "same figure. check accepts that contradiction for exactly this figure, and only where it exists (null: the "
         "row states none, or a consistent one).", gt=0, le=MAX_COUNT
     )
+    read_from: PublicationCopy | None = Field(
+        default=None, description="The copy the figures were read from, when `url` (the original home) could not be "
+        "read at a revision; null: `url` is what was read.")
     superseded: list[SupersededPublication] = Field(
         default_factory=list, description="Earlier publications of the same row that a later import replaced, "
         "with the figures they stated (kept so every published row stays traceable)."

@@ -38,6 +38,10 @@ REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
 COMMIT = "924e4d0b88e065a9a5198d75b113da1cf3bd4473"
 SPACE_URL = "https://huggingface.co/spaces/nanotron/ultrascale-playbook"
+# The figure's original home: the playbook's Hugging Face Space, cited without a revision (the Space's history could
+# not be reached from here). The bytes read are a third party's GitHub copy of the Space (MIRROR, named as the copy).
+ORIGINAL = Document(f"{SPACE_URL}/blob/main/{PATH}", None)
+MIRROR_SHA256 = "22bcd7a43eb23aa3eab3523829eb86a995a34d58a4879051241cbf3ddc9f202b"
 # nanotron's sweep script (the architectures) and its FLOP count, at the commit read.
 NANOTRON_COMMIT = "2411b022a75fb7f7561a1bb4166706da5e1b76de"
 NANOTRON_SCRIPT = f"https://github.com/huggingface/nanotron/blob/{NANOTRON_COMMIT}/scripts/scaling_benchmarks.py"
@@ -577,7 +581,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
         },
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "line": row.line, "column": row.column,
-                        "system": f"{c.nodes} x 8 H100 (Hugging Face science cluster)",
+                        **copy_read(document), "system": f"{c.nodes} x 8 H100 (Hugging Face science cluster)",
                         **({"stated_gradient_accumulation": stated_ga} if stated_ga is not None else {}),
                         "superseded": superseded},
         "run": _run(row),
@@ -724,6 +728,16 @@ FAILED_HEADER = ("# Written by `python -m generator.importers.playbook FILE` fro
                  "# configurations its figure draws as crashed / out of memory (schema: generator/failed.py).\n")
 
 
+def copy_read(document: Document) -> dict[str, Any]:
+    """publication.read_from where the document cited is the Space (the original home): the GitHub copy read."""
+    if document.url != ORIGINAL.url:
+        return {}
+    mirror = Document.github(REPOSITORY, COMMIT, PATH)
+    return {"read_from": {"url": mirror.url, "commit": COMMIT, "note": f"A third party's GitHub copy of the Space's files "
+                     f"({REPOSITORY}, its first commit), read byte for byte (SHA-256 {MIRROR_SHA256}); the Space's own "
+                     "revision of the file could not be reached from here."}}
+
+
 def failed_entry(row: Row, document: Document) -> dict[str, Any]:
     c, f = row.config, row.figures
     return {
@@ -744,7 +758,7 @@ def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> d
     for row in failed_layouts(sweep):
         by_model.setdefault(row.model, []).append(failed_entry(row, document))
     return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
-            render({"model": model, "layouts": entries}, FAILED_HEADER)
+            render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
             for model, entries in by_model.items() if model in catalog.model_slugs}
 
 
@@ -762,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator.importers.playbook")
     parser.add_argument("file", type=Path, help="benchmarks_interactive.html at commit " + COMMIT)
     args = parser.parse_args(argv)
-    report = write_failed_layouts(Path.cwd(), args.file, Document.github(REPOSITORY, COMMIT, PATH))
+    report = write_failed_layouts(Path.cwd(), args.file, ORIGINAL)
     for path in report.created + report.updated:
         print(f"wrote {path.relative_to(Path.cwd())}")
     print(f"{len(report.created)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged")

@@ -149,7 +149,7 @@ def test_committed_recipes_are_the_measured_rows() -> None:
 @pytest.mark.parametrize("seed", [18])
 def test_reimport_is_byte_identical_on_a_sample(seed: int) -> None:
     cat = catalog()
-    document = Document.github(pb.REPOSITORY, pb.COMMIT, pb.PATH)
+    document = pb.ORIGINAL
     rows = random.Random(seed).sample(pb.SOURCE.parse(text()).rows, 60)
     for row in rows:
         path = pb.SOURCE.target(ROOT, cat, row)
@@ -172,9 +172,24 @@ def test_each_recipe_names_the_column_where_its_row_starts() -> None:
     cat = catalog()
     line2 = text().splitlines()[1]
     for row in random.Random(7).sample(pb.SOURCE.parse(text()).rows, 40):
-        recipe = pb.SOURCE.build(row, cat, Document.github(pb.REPOSITORY, pb.COMMIT, pb.PATH), [], [])
+        recipe = pb.SOURCE.build(row, cat, pb.ORIGINAL, [], [])
         pub = recipe["publication"]
         assert (pub["line"], pub["column"]) == (2, row.column)
         hover = line2[pub["column"] - 1:].split('",', 1)[0]
         c = row.config
         assert f"DP: {c.dp}\\u003cbr\\u003ePP: {c.pp}\\u003cbr\\u003eTP: {c.tp}" in hover
+
+
+def test_cited_at_its_original_home_with_the_copy_read_named() -> None:
+    """publication.url is the playbook's Space (no revision: its history is not reachable from here); read_from names
+    the GitHub copy at its commit, whose bytes are the committed document's (the SHA-256 in the .source.md)."""
+    recipe = pb.SOURCE.build(sweep().rows[0], catalog(), pb.ORIGINAL, [], [])
+    pub = recipe["publication"]
+    assert pub["url"] == "https://huggingface.co/spaces/nanotron/ultrascale-playbook/blob/main/" + pb.PATH
+    assert pub["commit"] is None
+    assert pub["read_from"]["url"] == f"https://github.com/{pb.REPOSITORY}/blob/{pb.COMMIT}/{pb.PATH}"
+    assert pb.MIRROR_SHA256 in pub["read_from"]["note"]
+    assert hashlib.sha256(DOC.read_bytes()).hexdigest() == pb.MIRROR_SHA256
+    # Read from the copy itself, nothing names a second copy.
+    assert "read_from" not in pb.SOURCE.build(sweep().rows[0], catalog(), Document.github(
+        pb.REPOSITORY, pb.COMMIT, pb.PATH), [], [])["publication"]

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from generator import failed
 from generator.importers import playbook as pb
-from generator.importers.base import Document
 from generator.load import load_recipe
 from generator.registry import load_catalog
 from generator.site import failed as failed_view
@@ -25,7 +24,7 @@ def sweep() -> pb.Sweep:
 
 
 def test_committed_failed_layouts_are_the_crosses_byte_for_byte() -> None:
-    files = pb.failed_layout_files(sweep(), load_catalog(ROOT), Document.github(pb.REPOSITORY, pb.COMMIT, pb.PATH))
+    files = pb.failed_layout_files(sweep(), load_catalog(ROOT), pb.ORIGINAL)
     assert sorted(files) == sorted(str(p.relative_to(ROOT)) for p in (ROOT / failed.FOLDER).glob("playbook-*.yaml"))
     for rel, text in files.items():
         assert (ROOT / rel).read_text(encoding="utf-8") == text, rel
