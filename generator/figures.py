@@ -301,7 +301,7 @@ def _mla_params(arch: Architecture) -> int:
 
 def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None,
                           sliding_windows: bool = True, gated_experts: bool | None = None,
-                          head_dim: int | None = None) -> float:
+                          head_dim: int | None = None, causal: bool = True) -> float:
     """Training FLOPs per token as Megatron counts them (megatron/training/training.py,
     num_floating_point_operations): 3 passes (forward, and backward at twice the forward) x 2 FLOPs per
     multiply-add over every matrix product: QKV and output projections (GQA: kv_heads), causal core
@@ -313,7 +313,8 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
     counts each query against min(position, window) keys (sliding_windows=False counts it as global, as
     Megatron's formula does when it ignores the window). gated_experts=False counts the experts' FFN as two
     matrices (null: as the model's gated_ffn says). head_dim replaces every (non-MLA) attention kind's head
-    dimension in the projections and the core attention (a count that takes it as hidden size / heads)."""
+    dimension in the projections and the core attention (a count that takes it as hidden size / heads).
+    causal=False counts every query against every key (the full s x s products, as NeMo's 24.07 tables do)."""
     h = arch.hidden_size
     mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
     gate = 3 if arch.gated_ffn else 2
@@ -323,7 +324,7 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
     # MTP layers are full decoder layers (MoE where the model is), after the last one.
     for index in range(arch.layers + mtp):
         kind = arch.attention[kinds[index % len(kinds)] if index < arch.layers else kinds[-1]]
-        keys = _attended_keys(seq_len, kind.window if sliding_windows else None)
+        keys = _attended_keys(seq_len, kind.window if sliding_windows else None, causal)
         if arch.mla is not None:
             macs += _mla_params(arch)
         else:
@@ -364,9 +365,11 @@ def causal_attention_flops_per_token(arch: Architecture, seq_len: int, mtp_layer
     return 6.0 * macs
 
 
-def _attended_keys(seq_len: int, window: int | None) -> float:
+def _attended_keys(seq_len: int, window: int | None, causal: bool = True) -> float:
     """Keys a query attends to on average under a causal mask, Megatron's way: s / 2 for global attention;
-    with a sliding window w < s, the mean of min(i + 1, w) over positions i."""
+    with a sliding window w < s, the mean of min(i + 1, w) over positions i. Not causal: s (or the window)."""
+    if not causal:
+        return float(seq_len if window is None else min(window, seq_len))
     if window is None or window >= seq_len:
         return seq_len / 2
     return (window * (window + 1) / 2 + (seq_len - window) * window) / seq_len
@@ -380,10 +383,10 @@ FROZEN_BASE_FRACTION = 2 / 3
 def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float,
                          mtp_layers: int | None = None, sliding_windows: bool = True,
                          gated_experts: bool | None = None, frozen_base: bool = False,
-                         head_dim: int | None = None) -> float:
+                         head_dim: int | None = None, causal: bool = True) -> float:
     """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12 (x FROZEN_BASE_FRACTION when the
     count leaves out a frozen base's weight gradients)."""
-    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts, head_dim)
+    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts, head_dim, causal)
     return flops * tokens_per_s_per_gpu / 1e12 * (FROZEN_BASE_FRACTION if frozen_base else 1.0)
 
 
@@ -483,7 +486,7 @@ class Derived:
     instance_usd_per_hour: float | None
 
 
-PRECISION_PEAK = {"bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8-cs": "fp8", "fp8-mx": "fp8",
+PRECISION_PEAK = {"bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8": "fp8", "fp8-cs": "fp8", "fp8-mx": "fp8",
                   "fp8-ds": "fp8", "nvfp4": "fp4"}
 
 

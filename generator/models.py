@@ -137,6 +137,7 @@ class Precision(StrEnum):
     bf16 = "bf16"
     fp16 = "fp16"
     fp32 = "fp32"
+    fp8 = "fp8"  # FP8 whose scaling recipe the source does not state
     fp8_cs = "fp8-cs"
     fp8_mx = "fp8-mx"
     fp8_ds = "fp8-ds"
@@ -349,6 +350,11 @@ class FlopsConvention(_Closed):
         default=None, description="The head dimension the count uses for every attention kind's projections and "
         "core attention in place of the architecture's (e.g. hidden size / heads where a count ignores the "
         "config's head_dim); null: the architecture's.", gt=0, le=MAX_LAYERS
+    )
+    causal_attention: bool = Field(
+        default=True, description="Whether the core attention counts each query against the keys a causal mask "
+        "leaves it (s / 2 on average, Megatron's count) or, false, against every key (the full s x s products, as "
+        "NeMo 24.07's performance tables count)."
     )
     six_n_params: int | None = Field(
         default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "

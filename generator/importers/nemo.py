@@ -1,0 +1,307 @@
+"""NVIDIA NeMo's performance summary of the NeMo 24.07 container (docs/source/performance/performance_summary.md of
+NVIDIA/NeMo, before Megatron-Bridge took the tables over) as `reported` recipes.
+
+The document has two tables under "### Pretraining" and "### Finetuning", each after a bullet list that states the
+container ("NeMo24.07"), the system ("DGX-H100") and the precision ("at FP8 precision", no scaling recipe named:
+recorded as `fp8`). Pretraining columns: Model, #-GPUs, GBS, MBS, Sequence Length, TP, PP, CP, VP, Tokens / sec /
+GPU, Model TFLOP / sec / GPU and an estimated time to train; Finetuning columns: Model, Task (SFT or LoRA), #-GPUs,
+GBS, MBS, Packed Sequence Length, TP, PP, Tokens / sec / GPU, Model TFLOP / sec / GPU and an estimated time (no CP
+or VP column: recorded as 1 and listed as inferred). A figure may be a Markdown link ("[888](url)"): its text is
+the figure. Every data row is a recipe or a skip with its line and reason (a model without a catalog card).
+
+The published Model TFLOP/s counts the core attention against every key (no causal halving): 12,273 tok/s of
+Llama 3 8B at 8,192 tokens give 711 TFLOP/s under that count, 632 under Megatron's causal one. Recorded as the
+publication's convention (`causal_attention: false`), which check recomputes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import figures
+from generator.catalog import Catalog
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+
+REPOSITORY = "NVIDIA/NeMo"
+PATH = "docs/source/performance/performance_summary.md"
+COMMIT = "8e3d65dcfe3504689bfc5b6e67d502780aacad41"  # "24.07 perf numbers", the table's last change
+GPUS_PER_NODE = 8  # DGX-H100
+
+# The document's model names -> catalog cards. GPT-3 (learned positional embeddings, NeMo's own sizes) and
+# Nemotron have no card: their rows are skipped with that reason.
+MODELS = {"LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": "Llama-2-70B",
+          "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B"}
+SECTIONS = {"pretraining": "pre-training", "finetuning": None}  # finetuning: the row's Task says SFT or LoRA
+TASKS = {"SFT": "sft", "LoRA": "lora"}
+SYSTEMS = {"DGX-H100": "H100"}
+
+SECTION_RE = re.compile(r"^###\s+(\w+)\s*$")
+CONTAINER_RE = re.compile(r"Container:\s*\[NeMo\s*([0-9.]+)\]")
+SYSTEM_RE = re.compile(r"System:\s*(\S+)")
+PRECISION_RE = re.compile(r"\bat (FP8|BF16) precision\b")
+SEPARATOR_RE = re.compile(r"^\|\s*-+")
+LINK_RE = re.compile(r"^\[([^\]]+)\]\((https?://[^)]+)\)$")
+NUMBER_RE = re.compile(r"^[0-9]+$")
+
+COLUMNS = {"model": "model", "task": "task", "#-gpus": "gpus", "gbs": "gbs", "mbs": "mbs",
+           "sequence length": "seq", "packed sequence length": "seq", "tp": "tp", "pp": "pp", "cp": "cp",
+           "vp": "vp", "tokens / sec / gpu": "tokens", "model tflop / sec / gpu": "tflops"}
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    section: str  # "pretraining" or "finetuning"
+    container: str
+    system: str
+    precision: str
+    model_text: str
+    task: str | None
+    gpus: int
+    gbs: int
+    mbs: int
+    seq: int
+    tp: int
+    pp: int
+    cp: int | None  # None: the table has no CP column
+    vp: int | None
+    tokens: float
+    tflops: float
+    tflops_link: str | None  # the URL a linked Model TFLOP/s figure points to
+
+    @property
+    def model(self) -> str:
+        return MODELS[self.model_text]
+
+    @property
+    def training(self) -> str:
+        return TASKS[self.task] if self.task else "pre-training"
+
+    @property
+    def dp(self) -> int:
+        return self.gpus // (self.tp * self.pp * (self.cp or 1))
+
+    @property
+    def gradient_accumulation(self) -> int:
+        return self.gbs // (self.mbs * self.dp)
+
+    def key(self) -> str:
+        kind = self.task.lower() if self.task else "pretrain"
+        return f"nemo-{self.container}-{kind}-{self.system.lower()}-{self.gpus}gpu-{self.precision}"
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _figure(cell: str) -> tuple[str, str | None]:
+    """A cell's figure and the URL it links to, if it is a Markdown link."""
+    m = LINK_RE.match(cell)
+    return (m.group(1), m.group(2)) if m else (cell, None)
+
+
+def _row(line: int, section: str, context: dict[str, str], values: dict[str, str]) -> Row | Skip:
+    if values["model"] not in MODELS:
+        return Skip(line, f"model {values['model']} has no catalog card (NeMo's own GPT-3 and Nemotron configurations "
+                          "are not in the catalog: no architecture to count FLOPs from)")
+    numbers: dict[str, int] = {}
+    for key in ("gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "tokens", "tflops"):
+        if key not in values:
+            continue
+        text, _ = _figure(values[key])
+        if not NUMBER_RE.match(text):
+            return Skip(line, f"{key} '{values[key]}' is not a whole number")
+        numbers[key] = int(text)
+    task = values.get("task")
+    if section == "finetuning" and task not in TASKS:
+        return Skip(line, f"task '{task}' is neither SFT nor LoRA")
+    row = Row(line=line, section=section, container=context["container"], system=context["system"],
+              precision=context["precision"], model_text=values["model"], task=task, gpus=numbers["gpus"],
+              gbs=numbers["gbs"], mbs=numbers["mbs"], seq=numbers["seq"], tp=numbers["tp"], pp=numbers["pp"],
+              cp=numbers.get("cp"), vp=numbers.get("vp"), tokens=float(numbers["tokens"]),
+              tflops=float(numbers["tflops"]), tflops_link=_figure(values["tflops"])[1])
+    if row.gpus % (row.tp * row.pp * (row.cp or 1)) or row.gbs % (row.mbs * row.dp):
+        return Skip(line, f"{row.gpus} GPUs, TP {row.tp}, PP {row.pp}, CP {row.cp}, MBS {row.mbs}, GBS {row.gbs} "
+                          "give no whole data-parallel size and accumulation")
+    return row
+
+
+def parse(text: str) -> Parsed:
+    out = Parsed()
+    lines = text.splitlines()
+    section: str | None = None
+    context: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if m := SECTION_RE.match(line):
+            section, context = m.group(1).lower(), {}
+        elif m := CONTAINER_RE.search(line):
+            context["container"] = m.group(1)
+        elif (m := SYSTEM_RE.search(line)) and line.strip().startswith("- System"):
+            context["system"] = m.group(1)
+        if m := PRECISION_RE.search(line):
+            context["precision"] = m.group(1).lower()
+        if line.startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1]):
+            header = [COLUMNS.get(h.lower().strip("*"), h) for h in _cells(line)]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                out.table_rows += 1
+                cells = _cells(lines[i])
+                missing = [k for k in ("container", "system", "precision") if k not in context]
+                if section not in SECTIONS or missing:
+                    out.skips.append(Skip(i + 1, f"table outside a known section, or its section does not state "
+                                                 f"{', '.join(missing) or 'a known kind'}"))
+                elif len(cells) != len(header):
+                    out.skips.append(Skip(i + 1, f"{len(cells)} cells for a header of {len(header)}"))
+                elif context["system"] not in SYSTEMS:
+                    out.skips.append(Skip(i + 1, f"system {context['system']} is not one this importer knows"))
+                else:
+                    got = _row(i + 1, section, context, dict(zip(header, cells, strict=True)))
+                    (out.skips if isinstance(got, Skip) else out.rows).append(got)
+                i += 1
+            continue
+        i += 1
+    return out
+
+
+# NeMo 24.07's Model TFLOP/s: Megatron's matrix count with every query against every key.
+CONVENTION = {"gated_experts": True, "sliding_windows": True, "causal_attention": False}
+
+
+def _published(row: Row, catalog: Catalog) -> dict[str, Any]:
+    arch = catalog.models[row.model].architecture
+    assert arch is not None
+    causal = figures.model_tflops_per_gpu(arch, row.seq, row.tokens)
+    full = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, causal=False)
+    frozen = row.training == "lora"
+    if frozen:
+        causal, full = causal * figures.FROZEN_BASE_FRACTION, full * figures.FROZEN_BASE_FRACTION
+    out: dict[str, Any] = {"published_model_tflops_per_gpu": row.tflops}
+    if figures.relative_difference(row.tflops, causal) <= figures.PUBLISHED_TFLOPS_TOLERANCE:
+        return out
+    off = figures.relative_difference(row.tflops, full)
+    link = f" The table links the figure to {row.tflops_link}." if row.tflops_link else ""
+    if off <= figures.PUBLISHED_TFLOPS_TOLERANCE:
+        out["published_model_tflops_note"] = (
+            f"A convention of the publication, not an error: its {row.tflops:g} TFLOP/s counts the core attention "
+            f"against every key (no causal halving): {full:.1f} under that count ({off * 100:.2f}% apart), "
+            f"{causal:.1f} under Megatron's causal count" + (", both at 2/3 for LoRA's frozen base" if frozen else "")
+            + "." + link)
+        out["published_model_tflops_convention"] = {**CONVENTION, "frozen_base": frozen}
+        return out
+    out["published_model_tflops_note"] = (
+        f"DISCREPANCY: the publication states {row.tflops:g} TFLOP/s; its {row.tokens:g} tokens/s give {causal:.1f} "
+        f"under Megatron's causal count and {full:.1f} with every query against every key"
+        + (" (both at 2/3 for LoRA's frozen base)" if frozen else "") + f": {off * 100:.1f}% from the nearer."
+        + (" The row trains on packed sequences (SQuAD v1.1 packed to 4,096 tokens): a count of the attention over "
+           "each packed sample's own length gives less than either, and the table does not state the samples' "
+           "lengths, so the publication's count cannot be recomputed here." if row.section == "finetuning" else "")
+        + link)
+    out["published_figures_disagree"] = True
+    return out
+
+
+def _inferred(row: Row) -> list[dict[str, str]]:
+    out = [{"field": "layout.sequence_parallel", "reason": "not in the table: on when TP > 1, as NeMo's performance "
+            "configurations set it"}]
+    if row.cp is None:
+        out.append({"field": "layout.cp", "reason": "the finetuning table has no CP column: recorded as 1"})
+    if row.vp is None:
+        out.append({"field": "layout.vpp", "reason": "the finetuning table has no VP column: recorded as 1"})
+    return out
+
+
+def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]]) -> dict[str, Any]:
+    card = catalog.models[row.model]
+    gpu_type = SYSTEMS[row.system]
+    per_node = min(GPUS_PER_NODE, row.gpus)
+    cp, vp = row.cp or 1, row.vp or 1
+    label = f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{cp} DP{row.dp}"
+    kind = {"pre-training": "pre-training", "sft": "supervised fine-tuning (SFT)", "lora": "LoRA fine-tuning"}
+    notes = [
+        f"Reported by NVIDIA in NeMo's performance summary, NeMo {row.container} container, {row.system}, "
+        f"{kind[row.training]}, line {row.line} of the document.",
+        "Not re-measured here. Settings the publication does not state are not invented: recompute is not stated "
+        "(null), the data is not stated" + (" (SQuAD v1.1 packed to 4,096 tokens, the table's note)"
+                                             if row.section == "finetuning" else "")
+        + "; FP8 as the section states it, its scaling recipe not named (recorded as fp8); sequence parallelism is "
+        "recorded as on when TP > 1 and listed as inferred.",
+    ]
+    if row.training == "lora":
+        notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
+    result = imported_result(card, row.tokens, **_published(row, catalog))
+    recipe: dict[str, Any] = {
+        "schema_version": 1,
+        "model": row.model,
+        "gpu": {"type": gpu_type, "memory_gb": catalog.gpus[gpu_type].memory_gb, "count": row.gpus,
+                "per_node": per_node, "instance": catalog.instance_for(gpu_type, per_node)},
+        "author": {"name": "NVIDIA NeMo", "url": "https://github.com/NVIDIA/NeMo"},
+        "status": "reported",
+        "stack": {"framework": f"nemo (NeMo {row.container} container)",
+                  "source": f"the publication's section (NeMo {row.container} container)"},
+        "workload": {"row_tokens": row.seq,
+                     "rows": ("SQuAD v1.1, packed to 4,096 tokens (the table's note)" if row.section == "finetuning"
+                              else "not stated by the publication"),
+                     "global_batch": row.gbs, "precision": row.precision, "training": row.training},
+        "layout": {
+            "label": label,
+            "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch {row.gbs} "
+                       f"x {row.seq} tokens, FP8; as published.",
+            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": 1, "etp": 1, "dp": row.dp, "fsdp": False,
+            "gradient_accumulation": row.gradient_accumulation, "sequence_parallel": row.tp > 1,
+            "layer_split": None, "rows_per_microbatch": row.mbs, "recompute": None,
+            "dispatcher": None, "mtp_layers": None,
+            "pipeline_layout": _placement(row, catalog),
+        },
+        "result": result,
+        "publication": {"url": document.url, "commit": document.commit, "release": row.container, "line": row.line,
+                        "system": row.system, "superseded": superseded},
+        "run": (f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
+                f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
+                f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}.\n"
+                f"# Source: {document.url} (line {row.line}).\n"
+                "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
+        "notes": "\n\n".join(notes) + "\n",
+        "inferred": _inferred(row),
+    }
+    derive_figures(recipe, catalog)
+    return recipe
+
+
+def _placement(row: Row, catalog: Catalog) -> str | None:
+    arch = catalog.models[row.model].architecture
+    assert arch is not None
+    stages = row.pp * (row.vp or 1)
+    if row.pp == 1 or arch.layers % stages == 0:
+        return None
+    return (f"not stated by the publication: {arch.layers} layers over PP x VP = {stages} virtual stages do not "
+            "divide evenly; NeMo's placement is its own")
+
+
+class Nemo(Source):
+    """docs/source/performance/performance_summary.md of NVIDIA/NeMo (the 24.07 tables)."""
+
+    name = "nemo"
+
+    def parse(self, text: str) -> Parsed:
+        return parse(text)
+
+    def admit(self, row: Row, catalog: Catalog) -> str | None:
+        card = catalog.models.get(row.model)
+        if card is None or card.architecture is None:
+            return f"model {row.model} has no architecture card in the catalog"
+        return None if SYSTEMS[row.system] in catalog.gpus else f"GPU {SYSTEMS[row.system]} not in the catalog"
+
+    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
+        return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system].lower() / f"{row.key()}.yaml"
+
+    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+              skipped: list[str]) -> dict[str, Any]:
+        return build(row, catalog, document, superseded)
+
+
+SOURCE = Nemo()
