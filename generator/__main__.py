@@ -105,19 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write schema/*.schema.yaml from the models")
     p.add_argument("--check", action="store_true", help="fail if the committed schemas are stale")
     p.set_defaults(func=cmd_schema)
-    _add_optional_verbs(sub)
+    _add_module_verbs(sub)
     return parser
 
 
-def _add_optional_verbs(sub: argparse._SubParsersAction) -> None:
-    """Verbs whose modules may add themselves (site export/new, importers)."""
-    import importlib
+def _add_module_verbs(sub: argparse._SubParsersAction) -> None:
+    """Verbs whose modules add their own parsers (the site's export, new, the importers). They are part of the
+    package and need nothing beyond its dependencies, so a failing import is a bug: it fails with its traceback
+    rather than taking the verb out of --help."""
+    from generator import export, importers, new
 
-    for module_name in ("generator.export", "generator.new", "generator.importers"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
+    for module in (export, new, importers):
         module.add_parser(sub)
 
 

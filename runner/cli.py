@@ -359,12 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--note", help="with --write: correctness.convergence.note, what the two arms were")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
     c.set_defaults(func=convergence)
-    try:  # the bundled engine's `train` (runner/engine, its own module; light to import)
-        from runner.engine.cli import add_parser as add_train
-    except ImportError:
-        pass
-    else:
-        add_train(sub)
+    # The bundled engine's `train`: its parser needs nothing of the runner extra (train itself says when torch or
+    # megatron-core is missing), so a failing import here is a bug and fails with its traceback.
+    from runner.engine.cli import add_parser as add_train
+
+    add_train(sub)
     return top
 
 
