@@ -401,6 +401,11 @@ class Result(_Closed):
     )
     runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0,
                                 le=MAX_COUNT)
+    partial: str | None = Field(
+        default=None, description="Why the measured run is partial (it crashed or was interrupted after the window, "
+        "or its log is an excerpt): its figures hold for the window, but it is not a complete run, so the recipe "
+        "cannot be verified.", min_length=1
+    )
     profiler: bool = Field(default=False, description="Whether a profiler was on during the measured run.")
     gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0,
                                        le=MAX_GPU_HOURS)

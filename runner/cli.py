@@ -158,6 +158,9 @@ def remeasure(args: argparse.Namespace) -> int:
         outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
     except Stop as stop:
         _err(str(stop))
+        if args.json:  # no figures could be made: the decision and its reason still come out as JSON
+            print(json.dumps({"recipe": args.recipe, "decision": f"refused: {stop}", "outcome": stop.outcome.value,
+                              "tokens_per_s_per_gpu": None, "wrote": False}, indent=1))
         return OUTCOME_EXIT[stop.outcome.value]
     if args.json and report is not None:
         print(json.dumps(report, indent=1, default=str))

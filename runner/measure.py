@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from generator import figures
@@ -39,15 +40,24 @@ class RunFigures:
 def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> str | None:
     """Why this log is not a complete run of the recipe (a failure line, a non-zero exit, fewer steps than
     steps_per_run), or None."""
-    if log.failure is not None:
-        return f"the run failed: {log.source}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
+    if log.failure is not None:  # the log's name, not its folder: the reason is committed with the recipe
+        return f"the run failed: {Path(log.source).name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
     if exit_code not in (None, 0):
         return f"the run exited with status {exit_code}"
     shown = max((s.step for s in log.steps), default=-1) + 1
     wanted = recipe.result.steps_per_run
     if wanted is not None and shown < wanted:
         return f"too few steps: the log shows {shown} steps but the recipe's steps_per_run is {wanted} (the run stopped early)"
-    return None
+    return excerpt(log)
+
+
+def excerpt(log: ParsedLog) -> str | None:
+    """Why the log is an excerpt (it does not show the run from its first step), or None."""
+    shown = log.shown
+    if shown is None or shown[0] == 0:
+        return None
+    return (f"an excerpt: {Path(log.source).name} shows steps {shown[0]}-{shown[1]}, not the run from step 0 (its start, its "
+            "wall time and its steps before are not in the log)")
 
 
 def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str]:
@@ -120,7 +130,8 @@ def run_figures(
         window=window,
         window_tokens=figures.window_tokens(window, wl.global_batch, wl.row_tokens),
         steps=max(by_step) + 1,
-        wall_seconds=wall_seconds if wall_seconds is not None else log.wall_seconds,
+        # an excerpt's first-to-last timestamp is not the run's wall time: no GPU-hours from it
+        wall_seconds=wall_seconds if wall_seconds is not None else (None if excerpt(log) else log.wall_seconds),
         log=log,
         warnings=warnings,
         interval=interval,

@@ -129,4 +129,17 @@ def noisy_step_times(ctx: RecipeContext) -> None:
                 "its reason in result.step_time_cv_note", "result", "step_time_cv_percent")
 
 
-RULES = (placeholders, reported, measured, verified, component_test_gpus, convergence_statistics, noisy_step_times)
+def partial_run(ctx: RecipeContext) -> None:
+    """A partial run (crashed, interrupted or an excerpt) gives figures for its window, never a verified recipe."""
+    r = ctx.recipe
+    if r.result.partial is None:
+        return
+    if r.status is Status.verified:
+        ctx.bad("a verified recipe cannot rest on a partial run (result.partial): measure a complete run, or use "
+                "status measured", "result", "partial")
+    elif r.status is Status.reported:
+        ctx.bad("result.partial describes a run measured here; a reported recipe's figures are a publication's",
+                "result", "partial")
+
+
+RULES = (placeholders, reported, measured, verified, partial_run, component_test_gpus, convergence_statistics, noisy_step_times)

@@ -58,6 +58,17 @@ class ParsedLog:
     failure: str | None = None  # "line N: text" of the first failure line after the last step, when the run crashed
     failure_line: int | None = None
     warnings: list[str] = field(default_factory=list)
+    first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
+
+    @property
+    def shown(self) -> tuple[int, int] | None:
+        """The first and last step the log shows (0-based): a log whose first is above 0 is an excerpt."""
+        if not self.steps:
+            return None
+        first = min(s.span[0] for s in self.steps)
+        if self.first_shown is not None:
+            first = min(first, self.first_shown)
+        return first, max(s.span[1] for s in self.steps)
 
     def step_times(self) -> list[float]:
         return [s.time_s for s in self.steps]

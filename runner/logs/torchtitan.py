@@ -61,6 +61,8 @@ class TorchtitanParser(LogParser):
                 f"{self.log.source}: torchtitan step lines without timestamps: torchtitan prints no step time, so it "
                 "is derived from the logging prefix's clock ([titan] YYYY-MM-DD HH:MM:SS,mmm), which this log lacks"
             )
+        if printed:
+            self.log.first_shown = printed[0] - 1  # shown, though untimed: its interval's start is not in the log
         k = 0
         for s in printed:
             if s != 1:
