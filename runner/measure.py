@@ -122,6 +122,12 @@ def run_figures(
         warnings.append(f"instance {recipe.gpu.instance!r} is not in catalog/instances.yaml: no $ per 1M tokens")
     peak, _ = figures.peak_for(recipe, catalog)
     mfu = figures.mfu(recipe.result.active_params.count, tps, peak, figures.frozen_base(recipe)) if peak else None
+    if mfu is not None and mfu > figures.MFU_BOUND:
+        raise LogError(
+            f"{log.source}: an MFU of {mfu:.4f} ({tps:,.1f} tokens/s/GPU, N = {recipe.result.active_params.count:,}) is "
+            f"above {figures.MFU_BOUND:g} of the GPU's dense peak, more than a training step reaches: the recipe's "
+            "workload (global_batch, row_tokens), gpu.count or active_params does not describe this log's run"
+        )
     return RunFigures(
         tokens_per_s_per_gpu=tps,
         step_time_cv_percent=cv,

@@ -24,6 +24,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from generator import figures
 from generator.load import LoadedRecipe
 from generator.problems import Problem
 from generator.registry import Registry
@@ -394,7 +395,8 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
                   "region": i.region or fmt.DASH, "source": source(i.source), "date": fmt.date(i.date)}
                  for k, i in sorted(cat.instances.items())]
     body = env.get_template("methodology.md.j2").render(gpus=gpus, instances=instances,
-                                                        statuses=list(views.STATUS_MEANING.items()))
+                                                        statuses=list(views.STATUS_MEANING.items()),
+                                                        mfu_bound=figures.MFU_BOUND)
     return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
 
 

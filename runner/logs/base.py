@@ -114,6 +114,8 @@ _FAILURE_TEXTS = (
     "srun: error:",
     "failed (exitcode:",
     "CANCELLED AT",
+    "KeyboardInterrupt",  # an interrupted run (Ctrl-C) ended early: its end is a failure, not a finish
+    "death signal, shutting down workers",  # torchrun passing on SIGINT/SIGTERM
 )
 _FAILED_SCRIPT = re.compile(r"^\s*\S+ FAILED\s*$")  # torchrun's summary header, e.g. `pretrain_gpt.py FAILED`
 
@@ -134,6 +136,8 @@ def failure_text(line: str) -> str | None:
     """The line's failure marker text (stripped), or None."""
     if "FAILED" in line and _FAILED_SCRIPT.match(line):
         return line.strip()
+    if line.lstrip().startswith("^C"):  # the terminal's echo of Ctrl-C
+        return "^C (interrupted)"
     for text in _FAILURE_TEXTS:
         if text in line:
             return line.strip()[:200]
