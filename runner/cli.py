@@ -305,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing "
                    "(with --launcher slurm: print the batch script; submit nothing)")
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
-    r.add_argument("--from-log", nargs="+", metavar="LOG",
+    r.add_argument("--from-log", nargs="+", action="extend", metavar="LOG",
                    help="logs of runs made elsewhere (one per run): no hardware check, no launch")
     r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
     r.add_argument("--accept-change", action="store_true",

@@ -12,6 +12,7 @@ from generator import figures
 from generator.catalog import Catalog
 from generator.models import Recipe
 from runner.logs import LogError, ParsedLog, check_steps, cv_basis, plausible_date
+from runner.logs.base import MAX_RESTARTS_NAMED
 
 RATE_AGREEMENT = 0.02  # the log's own tokens/s per GPU against the recipe's workload: beyond 2% the two disagree
 
@@ -51,6 +52,18 @@ def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> 
     return excerpt(log)
 
 
+def one_run(log: ParsedLog) -> None:
+    """One log, one run: a log holding a restart or a second run is refused, naming the lines."""
+    if not log.restarts:
+        return
+    named = "; ".join(f"{Path(log.source).name} {r}" for r in log.restarts[:MAX_RESTARTS_NAMED])
+    more = f" (and {len(log.restarts) - MAX_RESTARTS_NAMED} more)" if len(log.restarts) > MAX_RESTARTS_NAMED else ""
+    raise LogError(
+        f"{log.source}: one log, one run: this log holds more than one run: {named}{more}. Split it at that line into "
+        "one log per run and pass the run to measure (--from-log takes one log per run)"
+    )
+
+
 def excerpt(log: ParsedLog) -> str | None:
     """Why the log is an excerpt (it does not show the run from its first step), or None."""
     shown = log.shown
@@ -88,6 +101,7 @@ def run_figures(
     if recipe.result.window is None:
         raise LogError("the recipe has no result.window: set the first and last step to measure over, e.g. [5, 19]")
     window = (recipe.result.window[0], recipe.result.window[1])
+    one_run(log)
     partial = incomplete(recipe, log, exit_code)
     if partial is not None and not allow_partial:
         raise LogError(f"{partial}; nothing written (a run accepted as partial needs --accept-partial)")

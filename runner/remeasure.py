@@ -501,12 +501,33 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
                     environment, extra)
 
 
+def _distinct_logs(paths: list[Path]) -> None:
+    """One log is one run: the same log given twice (the same file, or the same bytes) is refused."""
+    import hashlib
+
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            if path.is_file():
+                with path.open("rb") as handle:
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            else:  # a device or a fifo: never read to its end here
+                digest = f"path:{path.resolve()}"
+        except OSError:
+            continue  # parse_file says why it cannot be read
+        if digest in seen:
+            raise Stop(Outcome.USAGE, f"--from-log {path} is the same log as --from-log {seen[digest]} (the same bytes): "
+                                      "one log is one run, and a run counted twice is not two runs")
+        seen[digest] = path
+
+
 def _from_logs(target: Target) -> Measured:
     from runner import measure
     from runner.logs import parse_file, tail
 
     options = target.options
     results, logs, nccl = [], [], None
+    _distinct_logs(options.from_log)
     for name in options.from_log:
         log = parse_file(name, target.fmt)
         nccl = nccl or log.nccl_version

@@ -83,6 +83,7 @@ class TorchtitanParser(LogParser):
             loss_or_none = loss
             self._losses[step] = loss
         rank = _RANK.match(line)
+        self._order(step, number, int(rank.group(1)) if rank else -1)
         self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
         return []
 
