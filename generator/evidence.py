@@ -45,7 +45,7 @@ SCHEMA = "openrecipes-evidence/1"
 MAX_BYTES = 16 * 1024 * 1024  # a sidecar summarises a run; anything larger is not one
 HISTORY_FIELDS = (
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "measured", "steps_per_run",
-    "window", "window_tokens", "runs", "gpu_hours",
+    "window", "window_tokens", "runs", "runs_cv_percent", "gpu_hours",
 )
 
 
@@ -293,6 +293,7 @@ def build(
                 "shown": list(r.log.shown) if r.log.shown else None,
                 "wall_seconds": r.wall_seconds,
                 "partial": r.partial,
+                "drift_percent": r.drift_percent,
                 "log": Path(r.log.source).name,
             }
             for r in measurement.runs

@@ -401,6 +401,10 @@ class Result(_Closed):
     )
     runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0,
                                 le=MAX_COUNT)
+    runs_cv_percent: float | None = _finite(
+        default=None, description="Coefficient of variation of tokens/s per GPU across the runs measured, in "
+        "percent (the figure is the median run's).", ge=0, le=1000
+    )
     partial: str | None = Field(
         default=None, description="Why the measured run is partial (it crashed or was interrupted after the window, "
         "or its log is an excerpt): its figures hold for the window, but it is not a complete run, so the recipe "

@@ -31,6 +31,7 @@ class RunFigures:
     warnings: list[str] = field(default_factory=list)
     interval: int = 1  # steps one log line stands for within the window (Megatron's --log-interval, torchtitan's log_freq)
     partial: str | None = None  # why the run is incomplete, when accepted with allow_partial=True
+    drift_percent: float = 0.0  # last third of the window's step times against the first third
 
     @property
     def cv_basis(self) -> str:
@@ -127,6 +128,11 @@ def run_figures(
             )
     tps = figures.tokens_per_s_per_gpu(times, window, wl.global_batch, wl.row_tokens, recipe.gpu.count)
     cv = figures.step_time_cv_percent(times, window)
+    drift = figures.step_time_drift_percent(times[window[0] : window[1] + 1])
+    if abs(drift) > figures.STEP_TIME_DRIFT_PERCENT:
+        warnings.append(f"{Path(log.source).name}: the step times drift {drift:+.1f}% over the window (its last third "
+                        f"against its first; beyond {figures.STEP_TIME_DRIFT_PERCENT:g}%): the figure depends on "
+                        "where the window lies")
     warnings.extend(_rate_check(log, window, tps))
     spans = [by_step[i].span for i in range(window[0], window[1] + 1)]
     interval = max(b - a + 1 for a, b in spans)
@@ -156,6 +162,7 @@ def run_figures(
         warnings=warnings,
         interval=interval,
         partial=partial,
+        drift_percent=drift,
     )
 
 
@@ -197,6 +204,8 @@ class Measurement:
             "window_tokens": m.window_tokens,
             "runs": len(self.runs),
         }
+        if len(self.runs) > 1:  # one run has no spread to state
+            out["runs_cv_percent"] = self.runs_cv_percent
         if self.gpu_hours is not None:
             out["gpu_hours"] = self.gpu_hours
         if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all

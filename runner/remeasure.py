@@ -691,6 +691,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         for key in ("gpu_hours", "gpu_hours_note"):
             if getattr(target.recipe.result, key) is not None:
                 changes[("result", key)] = "null"
+    if len(m.runs) == 1 and target.recipe.result.runs_cv_percent is not None:  # the old spread was other runs'
+        changes[("result", "runs_cv_percent")] = "null"
     partial = m.evidence_fields().get("partial")  # any run's: a median of runs one of which crashed is partial too
     if partial is not None:
         changes[("result", "partial")] = yaml_edit.yaml_str(partial)
@@ -721,6 +723,9 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "runs": len(m.runs),
         "runs_cv_percent": m.runs_cv_percent,
         "runs_tokens_per_s_per_gpu": [r.tokens_per_s_per_gpu for r in m.runs],
+        "median_run": m.runs.index(m.median),
+        "drift_percent": m.median.drift_percent,
+        "runs_drift_percent": [r.drift_percent for r in m.runs],
         "gpu_hours": m.gpu_hours,
         "measured": m.measured.isoformat(),
         "written": written | {"measured": m.measured.isoformat()},

@@ -36,10 +36,12 @@ PRECISION: dict[str, int | None] = {
     "window": None,
     "window_tokens": None,
     "runs": None,
+    "runs_cv_percent": 2,
 }
 RESULT_ORDER = [
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "mfu_note", "active_params",
-    "measured", "steps_per_run", "window", "window_tokens", "runs", "profiler", "gpu_hours", "gpu_hours_note",
+    "measured", "steps_per_run", "window", "window_tokens", "runs", "runs_cv_percent", "profiler", "gpu_hours",
+    "gpu_hours_note", "partial",
 ]
 
 

@@ -78,6 +78,7 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     runs = data.get("runs") if isinstance(data.get("runs"), list) else []
     if res.runs is not None and len(runs) != res.runs:
         ctx.bad(f"stated {res.runs} but {name} records {len(runs)} run(s)", "result", "runs")
+    _runs_agree(ctx, name, data, runs)
     median = data.get("median_run")
     wall = runs[median].get("wall_seconds") if isinstance(median, int) and 0 <= median < len(runs) else None
     if res.gpu_hours is not None and isinstance(wall, int | float) and wall > 0:
@@ -88,6 +89,22 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     recorded = data.get("result") if isinstance(data.get("result"), dict) else {}
     if res.measured is not None and recorded.get("measured") != res.measured.isoformat():
         ctx.bad(f"stated {res.measured} but {name} was measured on {recorded.get('measured')}", "result", "measured")
+
+
+def _runs_agree(ctx: RecipeContext, name: str, data: dict, runs: list) -> None:
+    """The median run is the median of the recorded runs, and the stated CV across runs is theirs."""
+    rates = [r.get("tokens_per_s_per_gpu") for r in runs if isinstance(r, dict)]
+    if len(rates) != len(runs) or not rates or not all(isinstance(v, int | float) and v > 0 for v in rates):
+        return
+    median = data.get("median_run")
+    if isinstance(median, int) and 0 <= median < len(rates) and rates[median] != rates[figures.median_index(rates)]:
+        ctx.bad(f"{name}: its median_run {median} ({rates[median]:.1f} tokens/s) is not the median of its runs "
+                f"({rates[figures.median_index(rates)]:.1f})", "result", "tokens_per_s_per_gpu")
+    stated = ctx.recipe.result.runs_cv_percent
+    cv = figures.cv_percent(rates)
+    if stated is not None and not figures.agrees(stated, cv, "runs_cv_percent"):
+        ctx.bad(f"stated {stated} but the {len(rates)} runs in {name} give a CV of {cv:.4f}%", "result",
+                "runs_cv_percent")
 
 
 def _partial_agrees(ctx: RecipeContext, name: str, data: dict) -> None:

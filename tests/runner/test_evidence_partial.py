@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, runner
 
+from generator.catalog import Catalog
+from generator.load import load_recipe
+from generator.site import views
 from runner import cli
 
 LOGS = Path(__file__).resolve().parent / "real_logs"
@@ -75,6 +78,10 @@ def test_interval_excerpt_prints_figures_and_decision_then_writes_as_partial(tmp
     assert data["partial"].startswith("an excerpt") and data["runs"][0]["wall_seconds"] is None
     done = check(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+    # The card's result rows say the run is partial and why.
+    loaded = load_recipe(recipe, "recipes/llama-3.2-1b/h200/titan-excerpt.yaml", tmp_path / "recipes")
+    rows = dict(views.result_rows(loaded, Catalog.load(tmp_path)))
+    assert rows["Partial run"].startswith("an excerpt: torchtitan_interval10.log shows steps 199-249")
 
 
 def test_check_recomputes_from_the_lines_and_refuses_what_they_lack(tmp_path: Path) -> None:
