@@ -89,6 +89,15 @@ def _url_if_any(value: str) -> str:
 
 
 EnvName = Annotated[str, AfterValidator(_env_name)]
+
+
+def _env_value(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("an environment variable's value cannot hold a NUL character (no process environment can)")
+    return value
+
+
+EnvValue = Annotated[str, AfterValidator(_env_value)]
 HttpUrl = Annotated[str, AfterValidator(_http_url), WithJsonSchema({"type": "string", "pattern": URL_PATTERN})]
 UrlThenNote = Annotated[
     str, AfterValidator(_url_then_note),
@@ -531,9 +540,9 @@ class Recipe(_Closed):
     correctness: Correctness | None = Field(default=None, description="Correctness evidence.")
     publication: Publication | None = Field(default=None, description="Source of a reported recipe.")
     env: Annotated[
-        dict[EnvName, str],
+        dict[EnvName, EnvValue],
         WithJsonSchema({"type": "object", "propertyNames": {"pattern": ENV_NAME_PATTERN},
-                        "additionalProperties": {"type": "string"}}),
+                        "additionalProperties": {"type": "string", "pattern": "^[^\\u0000]*$"}}),
     ] = Field(default_factory=dict, description="Environment variables the run sets; each name a shell identifier "
               "([A-Za-z_][A-Za-z0-9_]*).")
     patches: list[Patch] = Field(default_factory=list, description="Local changes to the framework.")

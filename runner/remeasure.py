@@ -260,8 +260,9 @@ def find_target(options: Options) -> Target:
     raw = options.recipe.read_bytes()
     try:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
+        yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused before measuring
     except WriteError as exc:
-        raise Stop(Outcome.USAGE, str(exc)) from None
+        raise Stop(Outcome.USAGE, f"{options.recipe}: {exc}") from None
     nodes = _nodes(options, loaded.recipe)
     gpus = None if options.from_log else _preflight(options, loaded, catalog)
     target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,

@@ -58,7 +58,19 @@ def _yaml() -> Any:
 
 
 def load_rt(text: str) -> Any:
-    return _yaml().load(io.StringIO(text))
+    """The round-trip document; WriteError (located) where the round-trip parser cannot read what the strict
+    loader accepted (a tab after a colon: PyYAML takes it as a separator, ruamel.yaml does not)."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return _yaml().load(io.StringIO(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        hint = "; put a space, not a tab, after the colon" if "'\\t'" in str(exc.problem) else ""
+        raise WriteError(f"{where}the runner cannot edit this YAML ({exc.problem}){hint}") from None
+    except YAMLError as exc:
+        raise WriteError(f"the runner cannot edit this YAML ({' '.join(str(exc).split())})") from None
 
 
 def render(field: str, value: Any) -> str:

@@ -267,9 +267,15 @@ class LogParser:
             )
 
 
+MAX_LINE_CHARS = 1 << 20  # a log line longer than this is read in pieces (no line of a training log is this long)
+
+
 def read_lines(path: Path) -> Iterator[str]:
+    """The log's lines; a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a
+    device) never has to fit in memory as one line."""
     with path.open("r", encoding="utf-8", errors="replace") as handle:
-        yield from handle
+        while line := handle.readline(MAX_LINE_CHARS):
+            yield line
 
 
 def parse_with(parser: LogParser, lines: Iterable[str]) -> ParsedLog:
