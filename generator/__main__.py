@@ -14,10 +14,6 @@ def _positive(text: str) -> int:
     return value
 
 
-def _root() -> Path:
-    return Path.cwd()
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from generator.check import check_tree, format_problems
     from generator.registry import RootNotFound, find_root
@@ -44,9 +40,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from generator.registry import RootNotFound, working_root
     from generator.schema import SCHEMAS, schema_path, schema_text, write_schemas
 
-    root = _root()
+    try:
+        root = working_root("schema")
+    except RootNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.check:
         stale = [n for n in SCHEMAS
                  if not schema_path(root, n).exists() or schema_path(root, n).read_text() != schema_text(n)]

@@ -420,7 +420,11 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
                   "region": i.region or fmt.DASH, "source": source(i.source), "date": fmt.date(i.date)}
                  for k, i in sorted(cat.instances.items())]
     body = env.get_template("methodology.md.j2").render(gpus=gpus, instances=instances, numbers=methodology_numbers(),
-                                                        statuses=list(views.STATUS_MEANING.items()))
+                                                        statuses=list(views.STATUS_MEANING.items()),
+                                                        mfu_bound=figures.MFU_BOUND,
+                                                        verified_min_runs=figures.VERIFIED_MIN_RUNS,
+                                                        verified_min_runs_from=figures.VERIFIED_MIN_RUNS_FROM.isoformat(),
+                                                        drift_percent=f"{figures.STEP_TIME_DRIFT_PERCENT:g}")
     return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
 
 
