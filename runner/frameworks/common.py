@@ -1,10 +1,10 @@
 """What every framework's glue shares: the recipe's plan (shapes from the model card, no torch), the tiny flavour,
 the command-line options of a run and the one-line message for a missing package.
 
-The tiny flavour (``--tiny`` or ``OPENRECIPES_TINY=1`` in the environment, so that a test can run a recipe's own
-`run` line unchanged through ``remeasure``): 2 layers, hidden 64, 4 query heads and 2 key-value groups of 16, SwiGLU
+The tiny flavour (``--tiny``): 2 layers, hidden 64, 4 query heads and 2 key-value groups of 16, SwiGLU
 256, vocabulary 512, rows of 64 tokens; the recipe's global batch, micro-batch and steps are kept. It proves the glue
-end to end on a CPU (gloo) or in seconds on a GPU, and says so in the log; it is never a measurement.
+on a recipe in seconds (the device's smoke stage), says so in the log and is never a measurement: its figures are
+not the recipe's. (A test that measures through ``remeasure`` uses a registry whose model card is tiny instead.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 from generator.catalog import Catalog
 from generator.load import load_recipe
 
-TINY_ENV = "OPENRECIPES_TINY"
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
 
 
@@ -120,10 +119,6 @@ def _registry_root(path: Path) -> Path:
     raise PlanError(f"{path}: model: no catalog/ folder above the recipe")
 
 
-def tiny_requested(flag: bool) -> bool:
-    return flag or os.environ.get(TINY_ENV, "") not in ("", "0")
-
-
 def add_common_arguments(ap: argparse.ArgumentParser) -> None:
     """Options every framework's run takes (the engine's names, so a convergence pair reads alike)."""
     ap.add_argument("recipe", type=Path, help="recipes/<model>/<gpu>/<name>.yaml")
@@ -133,12 +128,12 @@ def add_common_arguments(ap: argparse.ArgumentParser) -> None:
                     help="runner/engine/streams.py stream (markov: the learnable one, for convergence checks)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--warmup-steps", type=int, default=0, help="linear learning-rate warm-up over N steps")
-    ap.add_argument("--tiny", action="store_true", help=f"the tiny flavour (also {TINY_ENV}=1): a proof, not a figure")
+    ap.add_argument("--tiny", action="store_true", help="the tiny flavour: a proof of the glue, not a figure")
 
 
 def plan_from_args(args: argparse.Namespace) -> Plan:
     return make_plan(args.recipe, steps=args.steps, rows_per_microbatch=args.rows_per_microbatch,
-                     tiny=tiny_requested(args.tiny))
+                     tiny=args.tiny)
 
 
 def missing_packages(modules: dict[str, str]) -> list[str]:

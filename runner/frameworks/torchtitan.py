@@ -102,7 +102,8 @@ def job_args(plan: Plan, args: argparse.Namespace, dump_folder: str, dp: int) ->
     ]
     if plan.precision == "fp32":
         out[out.index("bfloat16")] = "float32"
-    out += ["--compile.enable", "--compile.components", "model", "loss"] if compile_on else ["--compile.no-enable"]
+    # compile.components defaults to model and loss (torchtitan 0.2.2); only the switch is given.
+    out += ["--compile.enable"] if compile_on else ["--compile.no-enable"]
     return out
 
 
