@@ -119,7 +119,7 @@ for stage in "${@:-smoke}"; do
     TAILN=4 step smoke-transformers 90 python3 -m runner.frameworks.transformers \
       "$FW/llama-3.2-1b/h200/transformers-4k.yaml" --tiny --steps 3
     for f in smoke-torchtitan smoke-torchtitan-eager smoke-transformers; do
-      python3 -c "import sys; from runner.logs import parse_file; l = parse_file(sys.argv[1], None); \
+      python3 -c "import sys, pathlib; from runner.logs import parse_file; l = parse_file(pathlib.Path(sys.argv[1]), None); \
 print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s in l.steps])" "$W/$f.log" 2>&1 | tail -1
     done
     ;;
@@ -129,7 +129,9 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     remeasure transformers-4k 100 "$HF1"
     remeasure torchtitan-8k 200 "$TT3"
     remeasure transformers-8k 160 "$HF3"
-    remeasure engine-sdpa-4k-x3 240 "$R1E" --runs 3
+    # --accept-change: the recorded 60,876.7 did not reproduce (issue 27: 49,842 and 51,207); written so that the
+    # coordinator can compare (the evidence keeps the old figure in its history)
+    remeasure engine-sdpa-4k-x3 240 "$R1E" --runs 3 --accept-change
     ;;
   converge)  # issue 27 item 3: the 1B pairs; the reference arm first (it is the one a cut-off run would lack)
     arm conv-1b-torchtitan-reference 150 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --no-compile
