@@ -223,6 +223,7 @@ def train(plan: Plan, args: argparse.Namespace) -> None:
     dump = args.dump_folder or tempfile.mkdtemp(prefix="openrecipes-torchtitan-")
     config = ConfigManager().parse_args(job_args(plan, args, dump, world))
     trainer = Trainer(config)
+    initial_norm = _weight_norm(trainer.model_parts)
     try:
         trainer.train()
     finally:
@@ -233,9 +234,22 @@ def train(plan: Plan, args: argparse.Namespace) -> None:
         summary = {"framework": FRAMEWORK, "torchtitan": _version("torchtitan") or torchtitan.__version__,
                    "torch": torch.__version__, "device": "cpu" if on_cpu else "cuda", "compile": not args.no_compile,
                    "data": args.data, "lr": args.lr, "warmup_steps": args.warmup_steps, "tiny": plan.tiny,
-                   "flavour": flavour_kwargs(plan.shape),
+                   "flavour": flavour_kwargs(plan.shape), "initial_weight_norm": initial_norm,
                    "peak_memory_gb": None if on_cpu else round(torch.cuda.max_memory_allocated() / 1e9, 3)}
         print(SUMMARY_PREFIX + json.dumps(summary), flush=True)
+
+
+def _weight_norm(model_parts) -> float:
+    """The L2 norm of the initial weights in float64: two arms that print the same one start alike."""
+    import torch
+
+    total = 0.0
+    with torch.no_grad():
+        for part in model_parts:
+            for p in part.parameters():
+                full = p.full_tensor() if hasattr(p, "full_tensor") else p  # a DTensor under FSDP
+                total += float((full.double() ** 2).sum())
+    return total ** 0.5
 
 
 def _version(dist: str) -> str | None:

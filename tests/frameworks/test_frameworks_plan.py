@@ -150,3 +150,20 @@ def test_framework_version_is_captured_and_compared() -> None:
     assert environment.differences(recipe, {"framework": "torchtitan 0.3.0"}) == [
         "framework: recipe torchtitan 0.2.2, here 0.3.0"]
     assert "framework" not in environment.capture(framework="openrecipes-engine 0.1.0")
+
+
+@pytest.mark.parametrize(("module", "wheel"), [("torchtitan", "torchtitan==0.2.2"), ("transformers", "transformers")])
+def test_a_missing_framework_names_its_wheel(module: str, wheel: str, tmp_path: Path) -> None:
+    # The shared venv has torch but neither framework: the run stops in one line naming what to install.
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    done = subprocess.run([sys.executable, "-m", f"runner.frameworks.{module}", str(RECIPES[0])], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and f"pip install {wheel}" in lines[0]
