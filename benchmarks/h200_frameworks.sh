@@ -6,7 +6,8 @@
 # from the script's start by default), so the pack always happens before the device's 600 s limit.
 #
 #   bash benchmarks/h200_frameworks.sh smoke      each framework 3 steps of the tiny flavour on the GPU (torchtitan
-#                                                 compiled and eager, the transformers loop): ~20 s install + ~90 s
+#                                                 compiled and eager, the transformers loop), then torchtitan's real
+#                                                 1B flavour compiled, 3 steps: ~20 s install + ~50 s + ~70 s
 #   bash benchmarks/h200_frameworks.sh measure    remeasure --yes --json of the four framework recipes (copied from
 #                                                 runner/frameworks/pending/ into recipes/ first), then the 1B engine
 #                                                 recipe with --runs 3; estimates below: ~540 s
@@ -118,7 +119,11 @@ for stage in "${@:-smoke}"; do
       "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --tiny --steps 3 --no-compile --data markov
     TAILN=4 step smoke-transformers 90 python3 -m runner.frameworks.transformers \
       "$FW/llama-3.2-1b/h200/transformers-4k.yaml" --tiny --steps 3
-    for f in smoke-torchtitan smoke-torchtitan-eager smoke-transformers; do
+    # the real 1B flavour, compiled, 3 steps: the measure call's first recipe, proven before it is spent
+    [ -z "${CPU_PROOF:-}" ] && TAILN=4 step smoke-torchtitan-1b 120 python3 -m runner.frameworks.torchtitan \
+      "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --steps 3
+    for f in smoke-torchtitan smoke-torchtitan-eager smoke-transformers smoke-torchtitan-1b; do
+      [ -e "$W/$f.log" ] || continue
       python3 -c "import sys, pathlib; from runner.logs import parse_file; l = parse_file(pathlib.Path(sys.argv[1]), None); \
 print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s in l.steps])" "$W/$f.log" 2>&1 | tail -1
     done
