@@ -10,7 +10,11 @@
 #                                                 1B flavour compiled, 3 steps: ~20 s install + ~50 s + ~70 s
 #   bash benchmarks/h200_frameworks.sh measure    remeasure --yes --json of the four framework recipes (copied from
 #                                                 runner/frameworks/pending/ into recipes/ first), then the 1B engine
-#                                                 recipe with --runs 3; estimates below: ~540 s
+#                                                 recipe with --runs 3; estimates below: ~540 s, of which the engine's
+#                                                 ~200 s may meet the budget: measure-frameworks (~355 s) and
+#                                                 measure-engine (~220 s) are its two halves, so that the engine can
+#                                                 ride with smoke: `smoke measure-engine` (~380 s), `measure-frameworks`,
+#                                                 `converge`: three calls
 #   bash benchmarks/h200_frameworks.sh converge   the 1B convergence pairs of torchtitan and the transformers loop:
 #                                                 100 steps of the markov stream, 20 warm-up, lr 1e-4, reference arm
 #                                                 (speed features off) then the recipe's arm, `runner convergence`,
@@ -20,7 +24,7 @@
 # torchtitan 1B ~0.6 s and 3B ~2.9 s a step from the issue's 22,753 tokens/s; transformers 1B ~0.71 s and 3B
 # ~3.5 s from engine_vs_hf's 45,984 and 18,685 tokens/s; 20 steps a recipe run):
 #   measure:  torchtitan-4k ~75 s (cap 130) | transformers-4k ~45 s (cap 100) | torchtitan-8k ~130 s (cap 200) |
-#             transformers-8k ~100 s (cap 160) | engine-sdpa-4k x3 ~170 s (cap 240)        = ~520 s + install ~20 s
+#             transformers-8k ~100 s (cap 160) | engine-sdpa-4k x3 ~200 s (cap 240)        = ~550 s + install ~20 s
 #   converge: torchtitan ref (eager) ~110 s (cap 150) | torchtitan recipe ~120 s (cap 160) |
 #             transformers ref (eager attention, foreach AdamW) ~150 s (cap 190) | transformers recipe ~100 s
 #             (cap 140)                                                                    = ~480 s + install ~20 s
@@ -128,15 +132,19 @@ for stage in "${@:-smoke}"; do
 print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s in l.steps])" "$W/$f.log" 2>&1 | tail -1
     done
     ;;
-  measure)  # issue 27 item 2: the four framework recipes, then the 1B engine figure from three runs
-    place
-    remeasure torchtitan-4k 130 "$TT1"
-    remeasure transformers-4k 100 "$HF1"
-    remeasure torchtitan-8k 200 "$TT3"
-    remeasure transformers-8k 160 "$HF3"
-    # --accept-change: the recorded 60,876.7 did not reproduce (issue 27: 49,842 and 51,207); written so that the
-    # coordinator can compare (the evidence keeps the old figure in its history)
-    remeasure engine-sdpa-4k-x3 240 "$R1E" --runs 3 --accept-change
+  measure|measure-frameworks|measure-engine)  # issue 27 item 2: the four framework recipes; the 1B engine from 3 runs
+    if [ "$stage" != measure-engine ]; then
+      place
+      remeasure torchtitan-4k 130 "$TT1"
+      remeasure transformers-4k 100 "$HF1"
+      remeasure torchtitan-8k 200 "$TT3"
+      remeasure transformers-8k 160 "$HF3"
+    fi
+    if [ "$stage" != measure-frameworks ]; then
+      # --accept-change: the recorded 60,876.7 did not reproduce (issue 27: 49,842 and 51,207); written so that the
+      # coordinator can compare (the evidence keeps the old figure in its history)
+      remeasure engine-sdpa-4k-x3 240 "$R1E" --runs 3 --accept-change
+    fi
     ;;
   converge)  # issue 27 item 3: the 1B pairs; the reference arm first (it is the one a cut-off run would lack)
     arm conv-1b-torchtitan-reference 150 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --no-compile
@@ -147,7 +155,7 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     arm conv-1b-transformers 140 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml"
     compare conv-1b-transformers conv-1b-transformers-reference
     ;;
-  *) echo "unknown stage $stage (smoke, measure, converge)"; exit 2 ;;
+  *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"
