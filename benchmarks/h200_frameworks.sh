@@ -25,7 +25,7 @@
 # ~3.5 s from engine_vs_hf's 45,984 and 18,685 tokens/s; 20 steps a recipe run):
 #   measure:  torchtitan-4k ~75 s (cap 130) | transformers-4k ~45 s (cap 100) | torchtitan-8k ~130 s (cap 200) |
 #             transformers-8k ~100 s (cap 160) | engine-sdpa-4k x3 ~200 s (cap 240)        = ~550 s + install ~20 s
-#   converge: torchtitan ref (eager) ~110 s (cap 150) | torchtitan recipe ~120 s (cap 160) |
+#   converge: torchtitan ref (eager, foreach AdamW) ~110 s (cap 150) | torchtitan recipe ~120 s (cap 160) |
 #             transformers ref (eager attention, foreach AdamW) ~150 s (cap 190) | transformers recipe ~100 s
 #             (cap 140)                                                                    = ~480 s + install ~20 s
 #   If a cap or the budget cuts a step, what finished is in results.tgz and the step's rc is 124.
@@ -147,7 +147,8 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     fi
     ;;
   converge)  # issue 27 item 3: the 1B pairs; the reference arm first (it is the one a cut-off run would lack)
-    arm conv-1b-torchtitan-reference 150 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --no-compile
+    arm conv-1b-torchtitan-reference 150 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --no-compile \
+      --no-fused-adam
     arm conv-1b-torchtitan 160 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml"
     compare conv-1b-torchtitan conv-1b-torchtitan-reference
     arm conv-1b-transformers-reference 190 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml" \

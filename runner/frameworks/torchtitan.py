@@ -12,11 +12,13 @@ Through torchtitan's extension points, not a fork: a TrainSpec registered at lau
   or markov, seed 1234) in the engine's order (streams.step_rows), so every framework trains on the same rows;
   ``build_tokenizer_fn`` is None: synthetic token ids need no tokenizer, and nothing is downloaded.
 
-Then torchtitan's Trainer runs with the job config built here: FSDP over the data-parallel ranks (one GPU: FSDP of
-degree 1, torchtitan's bf16 mixed precision with fp32 master weights and reduce), torch.compile of the model and the
-loss unless ``--no-compile``, no activation checkpointing, the recipe's micro-batch and global batch (gradient
-accumulation over the rest), AdamW at ``--lr`` with a linear warm-up of ``--warmup-steps`` and no decay,
-``metrics.log_freq = 1``: torchtitan prints its own metric line every step, which runner/logs/torchtitan.py reads.
+Then torchtitan's Trainer runs with the job config built here: FSDP over the data-parallel ranks (data_parallel_
+shard_degree = the ranks; on one GPU that is 1, at which torchtitan applies no FSDP wrapper and runs its bf16 mixed
+precision by autocast over fp32 weights), torch.compile of the model and the loss unless ``--no-compile``, no
+activation checkpointing, the recipe's micro-batch and global batch (gradient accumulation over the rest), torch's
+fused AdamW (torchtitan's default; ``--no-fused-adam``: foreach) at ``--lr`` with a linear warm-up of
+``--warmup-steps`` and no decay, ``metrics.log_freq = 1``: torchtitan prints its own metric line every step, which
+runner/logs/torchtitan.py reads.
 The run ends with one ``openrecipes-framework`` line (JSON: torchtitan's and torch's versions, options).
 
 On a machine without a GPU (the CPU proof of the tiny flavour) torchtitan's device type, which it fixes to "cuda"
@@ -96,6 +98,7 @@ def job_args(plan: Plan, args: argparse.Namespace, dump_folder: str, dp: int) ->
         "--parallelism.data_parallel_replicate_degree", "1",
         "--activation_checkpoint.mode", "none",
         "--optimizer.name", "AdamW", "--optimizer.lr", repr(args.lr),
+        "--optimizer.implementation", "foreach" if args.no_fused_adam else "fused",
         "--lr_scheduler.warmup_steps", str(args.warmup_steps), "--lr_scheduler.decay_ratio", "0",
         "--metrics.log_freq", "1", "--metrics.disable_color_printing",
         "--checkpoint.no-enable", "--debug.seed", str(plan.seed),
@@ -233,6 +236,7 @@ def train(plan: Plan, args: argparse.Namespace) -> None:
     if rank == 0:
         summary = {"framework": FRAMEWORK, "torchtitan": _version("torchtitan") or torchtitan.__version__,
                    "torch": torch.__version__, "device": "cpu" if on_cpu else "cuda", "compile": not args.no_compile,
+                   "fused_adam": not args.no_fused_adam,
                    "data": args.data, "lr": args.lr, "warmup_steps": args.warmup_steps, "tiny": plan.tiny,
                    "flavour": flavour_kwargs(plan.shape), "initial_weight_norm": initial_norm,
                    "peak_memory_gb": None if on_cpu else round(torch.cuda.max_memory_allocated() / 1e9, 3)}
@@ -271,6 +275,7 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python3 -m runner.frameworks.torchtitan", description=__doc__.split("\n")[0])
     add_common_arguments(ap)
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile of model and loss (the reference arm)")
+    ap.add_argument("--no-fused-adam", action="store_true", help="torch's foreach AdamW instead of the fused one")
     ap.add_argument("--dump-folder", help="torchtitan's job.dump_folder (default: a new temporary folder)")
     return ap
 

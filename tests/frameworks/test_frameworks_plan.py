@@ -87,7 +87,7 @@ def test_job_config_is_the_recipes() -> None:
     plan = make_plan(PENDING / "llama-3.2-1b/h200/torchtitan-4k.yaml")
 
     class Args:
-        data, lr, warmup_steps, no_compile = "markov", 1e-4, 20, False
+        data, lr, warmup_steps, no_compile, no_fused_adam = "markov", 1e-4, 20, False, False
 
     argv = job_args(plan, Args, "/tmp/x", 1)
     opts = dict(zip(argv[::2], argv[1::2], strict=False))
@@ -97,8 +97,11 @@ def test_job_config_is_the_recipes() -> None:
     assert pairs["--activation_checkpoint.mode"] == "none" and pairs["--lr_scheduler.decay_ratio"] == "0"
     assert pairs["--lr_scheduler.warmup_steps"] == "20" and pairs["--optimizer.lr"] == "0.0001"
     assert pairs["--debug.seed"] == "1234" and "--compile.enable" in argv and opts
-    Args.no_compile = True
-    assert "--compile.no-enable" in job_args(plan, Args, "/tmp/x", 1)
+    assert pairs["--optimizer.implementation"] == "fused"
+    Args.no_compile = Args.no_fused_adam = True  # the reference arm
+    reference = job_args(plan, Args, "/tmp/x", 1)
+    assert "--compile.no-enable" in reference
+    assert reference[reference.index("--optimizer.implementation") + 1] == "foreach"
 
 
 def test_plan_refuses_a_layout_it_cannot_run(tmp_path: Path) -> None:
