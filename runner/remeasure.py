@@ -637,7 +637,8 @@ def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], li
         env = dict(measured.environment) | ({"nccl": measured.nccl} if measured.nccl else {})
         return env, environment.differences(target.recipe, env)
     gpus = target.gpus
-    env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl)
+    env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl,
+                              target.recipe.stack.framework)
     return env, environment.differences(target.recipe, env)
 
 
