@@ -14,10 +14,6 @@ def _positive(text: str) -> int:
     return value
 
 
-def _root() -> Path:
-    return Path.cwd()
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from generator.check import check_tree, format_problems
     from generator.registry import RootNotFound, find_root
@@ -44,9 +40,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from generator.registry import RootNotFound, working_root
     from generator.schema import SCHEMAS, schema_path, schema_text, write_schemas
 
-    root = _root()
+    try:
+        root = working_root("schema")
+    except RootNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.check:
         stale = [n for n in SCHEMAS
                  if not schema_path(root, n).exists() or schema_path(root, n).read_text() != schema_text(n)]
@@ -105,19 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write schema/*.schema.yaml from the models")
     p.add_argument("--check", action="store_true", help="fail if the committed schemas are stale")
     p.set_defaults(func=cmd_schema)
-    _add_optional_verbs(sub)
+    _add_module_verbs(sub)
     return parser
 
 
-def _add_optional_verbs(sub: argparse._SubParsersAction) -> None:
-    """Verbs whose modules may add themselves (site export/new, importers)."""
-    import importlib
+def _add_module_verbs(sub: argparse._SubParsersAction) -> None:
+    """Verbs whose modules add their own parsers (the site's export, new, the importers). They are part of the
+    package and need nothing beyond its dependencies, so a failing import is a bug: it fails with its traceback
+    rather than taking the verb out of --help."""
+    from generator import export, importers, new
 
-    for module_name in ("generator.export", "generator.new", "generator.importers"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
+    for module in (export, new, importers):
         module.add_parser(sub)
 
 

@@ -1,12 +1,19 @@
 """The evidence sidecar ``<name>.evidence.json`` beside a recipe: its path, schema, reading, building and dumping.
 
-It holds what the result is computed from (per-step times and losses of the median run, the window and the
-workload figures the formulas take), so ``generator.figures.tokens_per_s_per_gpu(steps.time_s, window,
+It holds what the result is computed from (the median run's step lines as the log states them, the window and
+the workload figures the formulas take), so ``generator.figures.tokens_per_s_per_gpu(steps.time_s, window,
 global_batch, row_tokens, gpu_count)`` gives the recipe's tokens/s again; ``python -m generator check``
 does that recomputation (and the CV, steps, runs, GPU-hours and date) for every recipe with a sidecar. It
 also holds the captured environment; the command; the log's tail; and ``history``, every earlier result,
 oldest first, for the site's plot of re-measurements. Raw logs stay out of git (``.openrecipes-runs/``);
 only this summary is committed.
+
+``steps`` holds one entry per step line of the log, as the log states it: ``step`` (0-based), ``time_s``, ``loss``,
+``tokens``, ``line`` (the log's line number); a line that averages an interval (Megatron's ``--log-interval k``,
+torchtitan's ``log_freq``) also has ``first``, the interval's first step, and ``time_s`` is then the average over
+steps ``first``..``step``. ``shown`` is the first and last step the log shows. Steps the log does not show have no
+entry: an excerpt (steps 97-99) or a log whose first line is untimed records only what it shows, and the window's
+figures are recomputed from the window's lines alone (:func:`window_times`).
 
 This module is the only reader: check, the site and the runner all go through `load`.
 
@@ -38,7 +45,7 @@ SCHEMA = "openrecipes-evidence/1"
 MAX_BYTES = 16 * 1024 * 1024  # a sidecar summarises a run; anything larger is not one
 HISTORY_FIELDS = (
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "measured", "steps_per_run",
-    "window", "window_tokens", "runs", "gpu_hours",
+    "window", "window_tokens", "runs", "runs_cv_percent", "gpu_hours",
 )
 
 
@@ -144,6 +151,74 @@ def chained(data: dict[str, Any], new_recipe: bytes, old_recipe: bytes | None,
     }
 
 
+def step_lines(steps: Any) -> list[dict[str, Any]]:
+    """The log's step lines as the evidence records them, from per-step records (runner.logs.Step: an interval
+    line's steps each carry its average and its span); one entry per line, the interval's last step as `step`."""
+    by_step = {s.step: s for s in steps}
+    out: list[dict[str, Any]] = []
+    done: set[tuple[int, int]] = set()
+    for s in steps:
+        first, last = s.span
+        if (first, last) in done:
+            continue
+        done.add((first, last))
+        end = by_step.get(last, s)
+        entry = {"step": last, "time_s": end.time_s, "loss": end.loss, "tokens": end.tokens, "line": end.line}
+        if first != last:
+            entry["first"] = first
+        out.append(entry)
+    return out
+
+
+def _line_span(entry: Any) -> tuple[int, int, float]:
+    if not isinstance(entry, dict):
+        raise ValueError("a step entry is not an object")
+    last = entry["step"]
+    first = entry.get("first", last)
+    time_s = entry["time_s"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (first, last)) or not first <= last:
+        raise ValueError(f"step entry {entry!r}: step and first must be whole numbers, first <= step")
+    if not isinstance(time_s, int | float) or isinstance(time_s, bool):
+        raise ValueError(f"step {last}: time_s {time_s!r} is not a number")
+    return first, last, float(time_s)
+
+
+def window_times(data: dict[str, Any], window: list[int]) -> list[float]:
+    """The window's step times from the recorded lines: each step of an interval line gets the line's average.
+    ValueError names what is missing: a step the log does not show, or a line whose interval the window cuts."""
+    first_w, last_w = window
+    try:
+        spans = [_line_span(e) for e in data["steps"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"its steps lack {exc}") from None
+    times: dict[int, float] = {}
+    for first, last, time_s in spans:
+        if last < first_w or first > last_w:
+            continue
+        if first < first_w or last > last_w:
+            raise ValueError(f"the window [{first_w}, {last_w}] cuts the line of steps {first}-{last} (one averaged "
+                             "line in the log)")
+        for step in range(first, last + 1):
+            if step in times:
+                raise ValueError(f"step {step} is recorded twice")
+            times[step] = time_s
+    missing = [i for i in range(first_w, last_w + 1) if i not in times]
+    if missing:
+        raise ValueError(f"the window [{first_w}, {last_w}] needs steps the record does not show (first missing: "
+                         f"{missing[0]}, {len(missing)} in all)")
+    return [times[i] for i in range(first_w, last_w + 1)]
+
+
+def last_step(data: dict[str, Any]) -> int | None:
+    """The last step the recorded log shows."""
+    shown = data.get("shown")
+    if isinstance(shown, list) and len(shown) == 2 and isinstance(shown[1], int):
+        return shown[1]
+    steps = [e.get("step") for e in data.get("steps") or [] if isinstance(e, dict)]
+    ints = [s for s in steps if isinstance(s, int) and not isinstance(s, bool)]
+    return max(ints) if ints else None
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -207,15 +282,18 @@ def build(
             "active_params": recipe.result.active_params.count,
         },
         "window": list(median.window),
-        "steps": [
-            {"step": s.step, "time_s": s.time_s, "loss": s.loss, "tokens": s.tokens} for s in median.log.steps
-        ],
+        "shown": list(median.log.shown) if median.log.shown else None,
+        "interval": median.interval,
+        "steps": step_lines(median.log.steps),
         "runs": [
             {
                 "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
                 "step_time_cv_percent": r.step_time_cv_percent,
                 "steps": r.steps,
+                "shown": list(r.log.shown) if r.log.shown else None,
                 "wall_seconds": r.wall_seconds,
+                "partial": r.partial,
+                "drift_percent": r.drift_percent,
                 "log": Path(r.log.source).name,
             }
             for r in measurement.runs

@@ -23,10 +23,14 @@ def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.si
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from generator.registry import load_registry
+    from generator.registry import RootNotFound, load_registry, working_root
     from generator.site import render_site
 
-    root = Path.cwd()
+    try:
+        root = working_root("export")
+    except RootNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     registry = load_registry(root)
     problems = list(registry.problems)
     pages = render_site(registry, problems)

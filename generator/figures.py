@@ -16,6 +16,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,9 +27,21 @@ SECONDS_PER_HOUR = 3600.0
 PUBLISHED_TFLOPS_TOLERANCE = 0.005  # |recomputed - published| / published allowed for Model TFLOP/s
 # A verified recipe's step-time CV above this (percent) needs its reason stated (result.step_time_cv_note).
 NOISY_STEP_TIME_CV_PERCENT = 5.0
+# A figure that reproduces: a verified recipe's figure is the median of at least this many runs (the CV across
+# them stated), so one best-case run is not the figure. In effect for recipes measured from this date on: the
+# verified recipes measured before it (runs: 1) stay as they were until re-measured.
+VERIFIED_MIN_RUNS = 3
+VERIFIED_MIN_RUNS_FROM = date(2026, 12, 5)
+# A run whose step times drift (last third against first third of the window) beyond this is reported.
+STEP_TIME_DRIFT_PERCENT = 5.0
 # What a passing convergence check means (Megatron-Bridge's validate_convergence; runner/convergence.py uses
 # these): Pearson correlation of the loss curves at least this, and at most this fraction of points outside the
 # pointwise tolerance.
+# The most of the GPU's dense peak a training run's MFU can show. Dense GEMMs alone reach about 0.8 of peak on
+# H100/H200 (cuBLAS at large square shapes); a training step adds attention, norms, optimizer and communication,
+# and the best published 6N MFUs stay near 0.6 (the registry's highest is 0.62). A measured MFU above 0.75 says the
+# figure counts tokens the run did not train (wrong workload, active_params or GPU count), not a fast run.
+MFU_BOUND = 0.75
 CONVERGENCE_MIN_CORRELATION = 0.95
 CONVERGENCE_MAX_FAILING_FRACTION = 0.10
 
@@ -76,6 +89,16 @@ def cv_percent(values: Sequence[float]) -> float:
 def step_time_cv_percent(step_times_s: Sequence[float], window: Sequence[int] | None = None) -> float:
     times = step_times_s if window is None else step_times_s[window[0] : window[1] + 1]
     return cv_percent(times)
+
+
+def step_time_drift_percent(step_times_s: Sequence[float]) -> float:
+    """How far a run's steps slow down (or speed up) over its window: the mean of the last third of the steps
+    against the mean of the first third, in percent of the window's mean (0 for fewer than 3 steps)."""
+    third = len(step_times_s) // 3
+    if third == 0:
+        return 0.0
+    mean = statistics.fmean(step_times_s)
+    return (statistics.fmean(step_times_s[-third:]) - statistics.fmean(step_times_s[:third])) / mean * 100.0
 
 
 def median_index(values: Sequence[float]) -> int:
@@ -186,6 +209,7 @@ PRECISIONS: dict[str, StatedPrecision] = {
     "mfu": StatedPrecision("MFU", 4),
     "step_time_cv_percent": StatedPrecision("step-time CV", 2),
     "gpu_hours": StatedPrecision("GPU-hours", 2),
+    "runs_cv_percent": StatedPrecision("CV across runs", 2),
 }
 
 # The importers (and reprice, for a price it changes) write a recomputed $ per 1M tokens to at least 4 decimals, more

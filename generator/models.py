@@ -89,6 +89,15 @@ def _url_if_any(value: str) -> str:
 
 
 EnvName = Annotated[str, AfterValidator(_env_name)]
+
+
+def _env_value(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("an environment variable's value cannot hold a NUL character (no process environment can)")
+    return value
+
+
+EnvValue = Annotated[str, AfterValidator(_env_value)]
 HttpUrl = Annotated[str, AfterValidator(_http_url), WithJsonSchema({"type": "string", "pattern": URL_PATTERN})]
 UrlThenNote = Annotated[
     str, AfterValidator(_url_then_note),
@@ -409,6 +418,15 @@ class Result(_Closed):
     )
     runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0,
                                 le=MAX_COUNT)
+    runs_cv_percent: float | None = _finite(
+        default=None, description="Coefficient of variation of tokens/s per GPU across the runs measured, in "
+        "percent (the figure is the median run's).", ge=0, le=1000
+    )
+    partial: str | None = Field(
+        default=None, description="Why the measured run is partial (it crashed or was interrupted after the window, "
+        "or its log is an excerpt): its figures hold for the window, but it is not a complete run, so the recipe "
+        "cannot be verified.", min_length=1
+    )
     profiler: bool = Field(default=False, description="Whether a profiler was on during the measured run.")
     gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0,
                                        le=MAX_GPU_HOURS)
@@ -555,9 +573,9 @@ class Recipe(_Closed):
     correctness: Correctness | None = Field(default=None, description="Correctness evidence.")
     publication: Publication | None = Field(default=None, description="Source of a reported recipe.")
     env: Annotated[
-        dict[EnvName, str],
+        dict[EnvName, EnvValue],
         WithJsonSchema({"type": "object", "propertyNames": {"pattern": ENV_NAME_PATTERN},
-                        "additionalProperties": {"type": "string"}}),
+                        "additionalProperties": {"type": "string", "pattern": "^[^\\u0000]*$"}}),
     ] = Field(default_factory=dict, description="Environment variables the run sets; each name a shell identifier "
               "([A-Za-z_][A-Za-z0-9_]*).")
     patches: list[Patch] = Field(default_factory=list, description="Local changes to the framework.")

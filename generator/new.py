@@ -96,7 +96,14 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    path, message = scaffold(Path.cwd(), args.model, args.gpu, args.name)
+    from generator.registry import RootNotFound, working_root
+
+    try:
+        root = working_root("new")
+    except RootNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path, message = scaffold(root, args.model, args.gpu, args.name)
     print(message, file=sys.stdout if path else sys.stderr)
     return 0 if path else 1
 

@@ -34,6 +34,15 @@ def is_root(folder: Path) -> bool:
     return (folder / CATALOG_DIR).is_dir() and (folder / RECIPES_DIR).is_dir()
 
 
+def working_root(verb: str) -> Path:
+    """The registry the current folder lies in, for a verb run from inside one (`generator new`, `export`,
+    `schema`); RootNotFound says the verb needs one, and where it looked."""
+    try:
+        return find_root(Path.cwd())
+    except RootNotFound as exc:
+        raise RootNotFound(f"`python -m generator {verb}` runs inside a registry: {exc}") from None
+
+
 def find_root(start: Path) -> Path:
     """The nearest folder at or above `start` (a file or folder) holding catalog/ and recipes/."""
     here = start.absolute()

@@ -44,6 +44,7 @@ EXIT_TABLE = f"""exit codes:
 """
 
 # The change gate's figures (generator/figures.py), as --help states them.
+_MFU_BOUND = figures.MFU_BOUND
 _LOW, _FACTOR, _CAP, _NOISY = (figures.CHANGE_TOLERANCE_MIN_PERCENT, figures.CHANGE_TOLERANCE_CV_FACTOR,
                                figures.CHANGE_TOLERANCE_MAX_PERCENT, figures.NOISY_STEP_TIME_CV_PERCENT)
 
@@ -59,8 +60,12 @@ What happens, in order:
   3. the script runs in bash with the recipe's `env`, in its own process group, its output streamed to the
      console and to .openrecipes-runs/<recipe>/<time>/runN.log (outside git), under a progress bar (step i/N,
      tokens/s per GPU, ETA). Ctrl-C or --timeout ends every process of the run and writes nothing.
-  4. the log is parsed for the recipe's framework (Megatron-LM/Bridge, miles/slime, or the bundled engine); a
-     crash, a NaN loss, too few steps or a missing window step refuses, writing nothing.
+  4. the log is parsed for the recipe's framework (Megatron-LM/Bridge, NeMo 2, torchtitan, miles/slime, or the
+     bundled engine); a NaN loss, a missing window step or an MFU above {_MFU_BOUND:g} of the GPU's dense peak
+     (generator.figures.MFU_BOUND: more than a training step reaches) refuses, writing nothing. A crash, an
+     interruption (^C, KeyboardInterrupt), too few steps or an excerpt (a log not showing step 0) is a partial
+     run: its figures and the decision are printed, and it is written only with --accept-partial, marked
+     result.partial (never verified).
   5. the new tokens/s is compared with the recorded one: beyond the larger of {_LOW:g}% and {_FACTOR:g}x the recorded
      step-time CV, capped at {_CAP:g}%, it is reported as a regression or improvement and not written unless
      --accept-change. A run whose step-time CV is above {_NOISY:g}% is flagged as noisy (output and evidence).
@@ -158,6 +163,9 @@ def remeasure(args: argparse.Namespace) -> int:
         outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
     except Stop as stop:
         _err(str(stop))
+        if args.json:  # no figures could be made: the decision and its reason still come out as JSON
+            print(json.dumps({"recipe": args.recipe, "decision": f"refused: {stop}", "outcome": stop.outcome.value,
+                              "tokens_per_s_per_gpu": None, "wrote": False}, indent=1))
         return OUTCOME_EXIT[stop.outcome.value]
     if args.json and report is not None:
         print(json.dumps(report, indent=1, default=str))
@@ -296,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing "
                    "(with --launcher slurm: print the batch script; submit nothing)")
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
-    r.add_argument("--from-log", nargs="+", metavar="LOG",
+    r.add_argument("--from-log", nargs="+", action="extend", metavar="LOG",
                    help="logs of runs made elsewhere (one per run): no hardware check, no launch")
     r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
     r.add_argument("--accept-change", action="store_true",
@@ -359,12 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--note", help="with --write: correctness.convergence.note, what the two arms were")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
     c.set_defaults(func=convergence)
-    try:  # the bundled engine's `train` (runner/engine, its own module; light to import)
-        from runner.engine.cli import add_parser as add_train
-    except ImportError:
-        pass
-    else:
-        add_train(sub)
+    # The bundled engine's `train`: its parser needs nothing of the runner extra (train itself says when torch or
+    # megatron-core is missing), so a failing import here is a bug and fails with its traceback.
+    from runner.engine.cli import add_parser as add_train
+
+    add_train(sub)
     return top
 
 

@@ -74,8 +74,19 @@ def _torch_cuda() -> str | None:
     return m.group(1) if m else None
 
 
-def capture(gpu_names: list[str] | None = None, driver: str | None = None, nccl: str | None = None) -> dict[str, str | None]:
-    return {
+def framework_version(framework: str | None) -> str | None:
+    """`name version` of the recipe's framework where its first word is an installed distribution (torchtitan,
+    transformers, ...); None otherwise (the bundled engine is this checkout, recorded by the provenance commit)."""
+    word = framework.split()[0].strip(",;:") if framework and framework.strip() else ""
+    version = _version(word) if word else None
+    return f"{word} {version}" if version else None
+
+
+def capture(gpu_names: list[str] | None = None, driver: str | None = None, nccl: str | None = None,
+            framework: str | None = None) -> dict[str, str | None]:
+    """The stack present here; `framework` (the recipe's stack.framework) adds its installed version, if any."""
+    found = framework_version(framework)
+    return ({"framework": found} if found else {}) | {
         "python": platform.python_version(),
         "pytorch": _version("torch"),
         "cuda": _torch_cuda(),
@@ -96,6 +107,12 @@ def differences(recipe: Recipe, env: dict[str, str | None]) -> list[str]:
     """Where a captured version is not the one the recipe's stack states (first version number of each)."""
     out = []
     stack = recipe.stack
+    framework = env.get("framework")
+    if framework and stack.framework.split()[0].strip(",;:") == framework.split()[0]:
+        m = _FIRST_VERSION.search(stack.framework)
+        have = framework.split()[1]
+        if m and have.split("+")[0] != m.group(0).split("+")[0]:
+            out.append(f"framework: recipe {framework.split()[0]} {m.group(0)}, here {have}")
     pairs = {
         "python": stack.python,
         "pytorch": stack.pytorch,

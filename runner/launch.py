@@ -7,7 +7,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -277,7 +276,3 @@ def shell_quote_env(env: dict[str, str]) -> str:
     import shlex
 
     return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-
-
-def default_console() -> TextIO:
-    return sys.stdout

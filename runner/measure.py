@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
 from generator.models import Recipe
 from runner.logs import LogError, ParsedLog, check_steps, cv_basis, plausible_date
+from runner.logs.base import MAX_RESTARTS_NAMED
 
 RATE_AGREEMENT = 0.02  # the log's own tokens/s per GPU against the recipe's workload: beyond 2% the two disagree
 
@@ -29,6 +31,7 @@ class RunFigures:
     warnings: list[str] = field(default_factory=list)
     interval: int = 1  # steps one log line stands for within the window (Megatron's --log-interval, torchtitan's log_freq)
     partial: str | None = None  # why the run is incomplete, when accepted with allow_partial=True
+    drift_percent: float = 0.0  # last third of the window's step times against the first third
 
     @property
     def cv_basis(self) -> str:
@@ -39,15 +42,36 @@ class RunFigures:
 def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> str | None:
     """Why this log is not a complete run of the recipe (a failure line, a non-zero exit, fewer steps than
     steps_per_run), or None."""
-    if log.failure is not None:
-        return f"the run failed: {log.source}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
+    if log.failure is not None:  # the log's name, not its folder: the reason is committed with the recipe
+        return f"the run failed: {Path(log.source).name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
     if exit_code not in (None, 0):
         return f"the run exited with status {exit_code}"
     shown = max((s.step for s in log.steps), default=-1) + 1
     wanted = recipe.result.steps_per_run
     if wanted is not None and shown < wanted:
         return f"too few steps: the log shows {shown} steps but the recipe's steps_per_run is {wanted} (the run stopped early)"
-    return None
+    return excerpt(log)
+
+
+def one_run(log: ParsedLog) -> None:
+    """One log, one run: a log holding a restart or a second run is refused, naming the lines."""
+    if not log.restarts:
+        return
+    named = "; ".join(f"{Path(log.source).name} {r}" for r in log.restarts[:MAX_RESTARTS_NAMED])
+    more = f" (and {len(log.restarts) - MAX_RESTARTS_NAMED} more)" if len(log.restarts) > MAX_RESTARTS_NAMED else ""
+    raise LogError(
+        f"{log.source}: one log, one run: this log holds more than one run: {named}{more}. Split it at that line into "
+        "one log per run and pass the run to measure (--from-log takes one log per run)"
+    )
+
+
+def excerpt(log: ParsedLog) -> str | None:
+    """Why the log is an excerpt (it does not show the run from its first step), or None."""
+    shown = log.shown
+    if shown is None or shown[0] == 0:
+        return None
+    return (f"an excerpt: {Path(log.source).name} shows steps {shown[0]}-{shown[1]}, not the run from step 0 (its start, its "
+            "wall time and its steps before are not in the log)")
 
 
 def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str]:
@@ -78,6 +102,7 @@ def run_figures(
     if recipe.result.window is None:
         raise LogError("the recipe has no result.window: set the first and last step to measure over, e.g. [5, 19]")
     window = (recipe.result.window[0], recipe.result.window[1])
+    one_run(log)
     partial = incomplete(recipe, log, exit_code)
     if partial is not None and not allow_partial:
         raise LogError(f"{partial}; nothing written (a run accepted as partial needs --accept-partial)")
@@ -103,6 +128,11 @@ def run_figures(
             )
     tps = figures.tokens_per_s_per_gpu(times, window, wl.global_batch, wl.row_tokens, recipe.gpu.count)
     cv = figures.step_time_cv_percent(times, window)
+    drift = figures.step_time_drift_percent(times[window[0] : window[1] + 1])
+    if abs(drift) > figures.STEP_TIME_DRIFT_PERCENT:
+        warnings.append(f"{Path(log.source).name}: the step times drift {drift:+.1f}% over the window (its last third "
+                        f"against its first; beyond {figures.STEP_TIME_DRIFT_PERCENT:g}%): the figure depends on "
+                        "where the window lies")
     warnings.extend(_rate_check(log, window, tps))
     spans = [by_step[i].span for i in range(window[0], window[1] + 1)]
     interval = max(b - a + 1 for a, b in spans)
@@ -112,6 +142,12 @@ def run_figures(
         warnings.append(f"instance {recipe.gpu.instance!r} is not in catalog/instances.yaml: no $ per 1M tokens")
     peak, _ = figures.peak_for(recipe, catalog)
     mfu = figures.mfu(recipe.result.active_params.count, tps, peak, figures.frozen_base(recipe)) if peak else None
+    if mfu is not None and mfu > figures.MFU_BOUND:
+        raise LogError(
+            f"{log.source}: an MFU of {mfu:.4f} ({tps:,.1f} tokens/s/GPU, N = {recipe.result.active_params.count:,}) is "
+            f"above {figures.MFU_BOUND:g} of the GPU's dense peak, more than a training step reaches: the recipe's "
+            "workload (global_batch, row_tokens), gpu.count or active_params does not describe this log's run"
+        )
     return RunFigures(
         tokens_per_s_per_gpu=tps,
         step_time_cv_percent=cv,
@@ -120,11 +156,13 @@ def run_figures(
         window=window,
         window_tokens=figures.window_tokens(window, wl.global_batch, wl.row_tokens),
         steps=max(by_step) + 1,
-        wall_seconds=wall_seconds if wall_seconds is not None else log.wall_seconds,
+        # an excerpt's first-to-last timestamp is not the run's wall time: no GPU-hours from it
+        wall_seconds=wall_seconds if wall_seconds is not None else (None if excerpt(log) else log.wall_seconds),
         log=log,
         warnings=warnings,
         interval=interval,
         partial=partial,
+        drift_percent=drift,
     )
 
 
@@ -166,6 +204,8 @@ class Measurement:
             "window_tokens": m.window_tokens,
             "runs": len(self.runs),
         }
+        if len(self.runs) > 1:  # one run has no spread to state
+            out["runs_cv_percent"] = self.runs_cv_percent
         if self.gpu_hours is not None:
             out["gpu_hours"] = self.gpu_hours
         if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all

@@ -260,8 +260,9 @@ def find_target(options: Options) -> Target:
     raw = options.recipe.read_bytes()
     try:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
+        yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused before measuring
     except WriteError as exc:
-        raise Stop(Outcome.USAGE, str(exc)) from None
+        raise Stop(Outcome.USAGE, f"{options.recipe}: {exc}") from None
     nodes = _nodes(options, loaded.recipe)
     gpus = None if options.from_log else _preflight(options, loaded, catalog)
     target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,
@@ -347,7 +348,7 @@ def _launch(target: Target, out: TextIO) -> Measured:
         nccl = nccl or log.nccl_version
         logs.append(log)
         results.append(measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
-                                           allow_partial=options.accept_partial, exit_code=launched.returncode))
+                                           allow_partial=True, exit_code=launched.returncode))
     measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
     command = recorded_command(workdir, script, dict(recipe.env), target.root)
     return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(log_path))
@@ -408,7 +409,7 @@ def _launch_slurm(target: Target, out: TextIO) -> Measured:
         logs.append(followed.parsed)
         stacks = followed.stacks
         results.append(measure.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
-                                           allow_partial=options.accept_partial, exit_code=followed.info.exit_code))
+                                           allow_partial=True, exit_code=followed.info.exit_code))
     assert followed is not None
     measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
     rank0_host = followed.log_path.stem.removeprefix("node-")
@@ -489,7 +490,7 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
         collector.close()
     log_path, log = node_checks.rank0_log(run_dir, target.fmt or "openrecipes")
     result = measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
-                                 allow_partial=options.accept_partial, exit_code=launched.returncode)
+                                 allow_partial=True, exit_code=launched.returncode)
     measured = measure.measured_date([log], launched=started.date(), given=options.measured)
     rank0 = stacks[int(log_path.stem.split("-")[1])]
     environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY}
@@ -501,17 +502,38 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
                     environment, extra)
 
 
+def _distinct_logs(paths: list[Path]) -> None:
+    """One log is one run: the same log given twice (the same file, or the same bytes) is refused."""
+    import hashlib
+
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            if path.is_file():
+                with path.open("rb") as handle:
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            else:  # a device or a fifo: never read to its end here
+                digest = f"path:{path.resolve()}"
+        except OSError:
+            continue  # parse_file says why it cannot be read
+        if digest in seen:
+            raise Stop(Outcome.USAGE, f"--from-log {path} is the same log as --from-log {seen[digest]} (the same bytes): "
+                                      "one log is one run, and a run counted twice is not two runs")
+        seen[digest] = path
+
+
 def _from_logs(target: Target) -> Measured:
     from runner import measure
     from runner.logs import parse_file, tail
 
     options = target.options
     results, logs, nccl = [], [], None
+    _distinct_logs(options.from_log)
     for name in options.from_log:
         log = parse_file(name, target.fmt)
         nccl = nccl or log.nccl_version
         logs.append(log)
-        results.append(measure.run_figures(target.recipe, target.catalog, log, allow_partial=options.accept_partial))
+        results.append(measure.run_figures(target.recipe, target.catalog, log, allow_partial=True))
     measured = measure.measured_date(logs, given=options.measured)
     return Measured(measure.combine(target.recipe, results, measured), "from-log", None, nccl,
                     tail(options.from_log[-1]))
@@ -590,6 +612,7 @@ def gate(recipe: Recipe, new_tps: float) -> Gate:
 class Decision:
     gate: Gate
     refused: bool  # outside the gate and not accepted
+    partial: str | None  # why the median run is partial (a crash or interruption after the window, an excerpt)
     new_text: str
     evidence: dict[str, Any]
     report: dict[str, Any]
@@ -614,7 +637,8 @@ def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], li
         env = dict(measured.environment) | ({"nccl": measured.nccl} if measured.nccl else {})
         return env, environment.differences(target.recipe, env)
     gpus = target.gpus
-    env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl)
+    env = environment.capture(gpus.names if gpus else None, gpus.driver if gpus else None, measured.nccl,
+                              target.recipe.stack.framework)
     return env, environment.differences(target.recipe, env)
 
 
@@ -636,14 +660,23 @@ def _existing_evidence(target: Target) -> dict[str, Any] | None:
         return None
 
 
+def measure_excerpt(m: Any) -> bool:
+    from runner.measure import excerpt
+
+    return excerpt(m.median.log) is not None
+
+
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
     fields = m.result_fields()
     written = {k: rounded(k, v) for k, v in fields.items()}
-    if m.gpu_hours is None:
-        print("gpu_hours: the log has no timestamps to time the run by; gpu_hours left as it was", file=out)
+    if m.gpu_hours is None:  # the old figure was another run's: it goes, rather than stand beside the new ones
+        why = "the log is an excerpt, not the whole run" if measure_excerpt(m) else "the log has no timestamps to time " \
+            "the run by"
+        print(f"gpu_hours: {why}; no GPU-hours are written" + (" (the recorded one is removed)"
+              if target.recipe.result.gpu_hours is not None else ""), file=out)
     warnings = _warnings(m)
     for w in warnings:
         print(f"warning: {w}", file=out)
@@ -656,6 +689,17 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
         changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(measured.gpu_hours_note or
                                                                    GPU_HOURS_NOTE[measured.source])
+    else:
+        for key in ("gpu_hours", "gpu_hours_note"):
+            if getattr(target.recipe.result, key) is not None:
+                changes[("result", key)] = "null"
+    if len(m.runs) == 1 and target.recipe.result.runs_cv_percent is not None:  # the old spread was other runs'
+        changes[("result", "runs_cv_percent")] = "null"
+    partial = m.evidence_fields().get("partial")  # any run's: a median of runs one of which crashed is partial too
+    if partial is not None:
+        changes[("result", "partial")] = yaml_edit.yaml_str(partial)
+    elif target.recipe.result.partial is not None:  # a complete run replaces the partial one
+        changes[("result", "partial")] = "null"
     try:
         new_text = splice(target.text, changes)
     except WriteError as exc:
@@ -675,9 +719,15 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "window": list(m.median.window),
         "window_tokens": m.median.window_tokens,
         "steps": m.median.steps,
+        "shown": list(m.median.log.shown) if m.median.log.shown else None,
+        "interval": m.median.interval,
+        "partial": partial,
         "runs": len(m.runs),
         "runs_cv_percent": m.runs_cv_percent,
         "runs_tokens_per_s_per_gpu": [r.tokens_per_s_per_gpu for r in m.runs],
+        "median_run": m.runs.index(m.median),
+        "drift_percent": m.median.drift_percent,
+        "runs_drift_percent": [r.drift_percent for r in m.runs],
         "gpu_hours": m.gpu_hours,
         "measured": m.measured.isoformat(),
         "written": written | {"measured": m.measured.isoformat()},
@@ -692,9 +742,10 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "nodes": target.nodes,
         "dry_run": options.dry_run,
         "wrote": False,
+        "decision": None,  # set by write: written, would write (dry run), or refused: why
     }
     refused = bool(g.outside and not options.accept_change and not options.as_new)
-    return Decision(g, refused, new_text, data, report, warnings)
+    return Decision(g, refused, partial, new_text, data, report, warnings)
 
 
 # --- step 4: the write ----------------------------------------------------------------------------------------
@@ -738,6 +789,9 @@ def _diff(target: Target, new_text: str) -> str:
 
 def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     options, sidecar_name = target.options, evidence.path_for(target.path).name
+    if decision.partial is not None and not options.accept_partial:
+        raise Stop(Outcome.BAD_LOG, f"not written: a partial run: {decision.partial}. Its figures hold for the window; "
+                                    "to record it as partial (never verified), run again with --accept-partial.")
     if decision.refused:
         raise Stop(Outcome.CHANGE, f"not written: {decision.gate.describe()}. If the change is real, run again with "
                                    "--accept-change.")
@@ -760,10 +814,12 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
             if options.dry_run:
                 print(_diff(target, decision.new_text) or "(no change)", file=out)
                 print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)
+                decision.report["decision"] = "would write (dry run)"
                 return Outcome.OK
 
             def announce(paths: list[Path]) -> None:
                 decision.report["wrote"] = True
+                decision.report["decision"] = "written"
                 print(_diff(target, decision.new_text) or f"{target.display}: figures unchanged at the stated "
                       "precision", file=out)
                 print(f"wrote {target.display} and {sidecar_name}", file=out)
@@ -822,11 +878,12 @@ def remeasure(options: Options, out: TextIO) -> tuple[Outcome, dict[str, Any] | 
             decision = decide(target, measured, out)
             try:
                 return write(target, decision, out), decision.report
-            except Stop as stop:
-                if stop.outcome is Outcome.CHANGE:
-                    print(f"error: {stop}", file=sys.stderr)
-                    return Outcome.CHANGE, decision.report
-                raise
+            except Stop as stop:  # the figures were made: the report says them and why nothing was written
+                if stop.outcome is Outcome.INTERRUPTED:
+                    raise
+                decision.report["decision"] = f"refused: {stop}"
+                print(f"error: {stop}", file=sys.stderr)
+                return stop.outcome, decision.report
     except commit.LockHeld as exc:
         raise Stop(Outcome.LOCKED, str(exc)) from None
     except commit.InterruptedAfterCommit as exc:

@@ -34,10 +34,12 @@ PRECISION: dict[str, int | None] = {
     "window": None,
     "window_tokens": None,
     "runs": None,
+    "runs_cv_percent": 2,
 }
 RESULT_ORDER = [
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "mfu_note", "active_params",
-    "measured", "steps_per_run", "window", "window_tokens", "runs", "profiler", "gpu_hours", "gpu_hours_note",
+    "measured", "steps_per_run", "window", "window_tokens", "runs", "runs_cv_percent", "profiler", "gpu_hours",
+    "gpu_hours_note", "partial",
 ]
 
 
@@ -54,7 +56,19 @@ def _yaml() -> Any:
 
 
 def load_rt(text: str) -> Any:
-    return _yaml().load(io.StringIO(text))
+    """The round-trip document; WriteError (located) where the round-trip parser cannot read what the strict
+    loader accepted (a tab after a colon: PyYAML takes it as a separator, ruamel.yaml does not)."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return _yaml().load(io.StringIO(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        hint = "; put a space, not a tab, after the colon" if "'\\t'" in str(exc.problem) else ""
+        raise WriteError(f"{where}the runner cannot edit this YAML ({exc.problem}){hint}") from None
+    except YAMLError as exc:
+        raise WriteError(f"the runner cannot edit this YAML ({' '.join(str(exc).split())})") from None
 
 
 def render(field: str, value: Any) -> str:

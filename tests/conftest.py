@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from generator.problems import Problem
+    from generator.registry import Registry
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -25,3 +31,17 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def check_registry(registry: Registry, today: dt.date | None = None) -> list[Problem]:
+    """What `python -m generator check` reports for a registry loaded (and perhaps edited) in memory: its load
+    problems, every recipe's rules and duplicate ids, without the cache or the failed-layouts files."""
+    from generator.check import check_recipe, note_id
+
+    today = today or dt.date.today()
+    problems = list(registry.problems)
+    ids: dict[str, str] = {}
+    for loaded in registry.recipes:
+        note_id(ids, loaded.id, loaded.display, problems)
+        problems.extend(check_recipe(loaded, registry.catalog, today))
+    return sorted(set(problems))

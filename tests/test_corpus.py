@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REFERENCE, ROOT
+from conftest import REFERENCE, ROOT, check_registry
 from pydantic import ValidationError
 
-from generator.check import check_registry
 from generator.load import read_yaml
 from generator.models import Recipe
 from generator.problems import InputError

@@ -17,7 +17,8 @@ def test_reference_bytes_match_shared_copy() -> None:
 
 
 def test_reference_loads_and_checks_clean() -> None:
-    from generator.check import check_registry
+    from conftest import check_registry
+
     from generator.registry import load_registry
 
     registry = load_registry(ROOT, [REFERENCE])

@@ -23,7 +23,7 @@ from generator.check.cache import CheckCache
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
-from generator.registry import RECIPES_DIR, Registry, display_path, load_catalog, placement_problems, recipe_files
+from generator.registry import RECIPES_DIR, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
          *inferred.RULES)
@@ -88,7 +88,7 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
     ids: dict[str, str] = {}
     for target in targets:
         problems.extend(target.found or [])
-        _note_id(ids, target.rid, target.display, problems)
+        note_id(ids, target.rid, target.display, problems)
     warnings = [w for w in [cache.save() if cache else None] if w]
     return CheckRun(len(files), sorted(set(problems)), warnings, len(failed_paths))
 
@@ -189,22 +189,14 @@ def _check_file(path: Path, display: str, root: Path, catalog: Catalog, today: d
         return recipe_id(path, root / RECIPES_DIR), exc.problems
 
 
-def _note_id(ids: dict[str, str], rid: str, display: str, problems: list[Problem]) -> None:
+def note_id(ids: dict[str, str], rid: str, display: str, problems: list[Problem]) -> None:
+    """A problem when recipe id `rid` is already among `ids` (lower-cased: ids differing only in case collide on a
+    case-insensitive file system), else `rid` noted there."""
     key = rid.lower()
     if key in ids:
         problems.append(Problem(display, 1, 1, "(document)", f"duplicate recipe id '{rid}' (also {ids[key]})"))
     else:
         ids[key] = display
-
-
-def check_registry(registry: Registry, today: dt.date | None = None) -> list[Problem]:
-    today = today or dt.date.today()
-    problems = list(registry.problems)
-    ids: dict[str, str] = {}
-    for loaded in registry.recipes:
-        _note_id(ids, loaded.id, loaded.display, problems)
-        problems.extend(check_recipe(loaded, registry.catalog, today))
-    return sorted(set(problems))
 
 
 def format_problems(problems: list[Problem], fmt: str) -> str:

@@ -52,31 +52,33 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
         ctx.bad(f"{name} was measured over the window {window}, the recipe states {res.window}", "result", "window")
         return
     try:
-        steps = {int(s["step"]): s for s in data["steps"]}
-        times = [float(steps[i]["time_s"]) for i in range(window[1] + 1)]
-    except (KeyError, TypeError, ValueError) as exc:
-        ctx.bad(f"{name}: steps 0-{window[1]} with time_s are needed to recompute the result (missing {exc})",
-                "result", "tokens_per_s_per_gpu")
-        return
-    try:
-        tps = figures.tokens_per_s_per_gpu(times, window, r.workload.global_batch, r.workload.row_tokens, r.gpu.count)
+        times = evidence.window_times(data, window)
+        tps = figures.tokens_per_s_per_gpu(times, (0, len(times) - 1), r.workload.global_batch,
+                                           r.workload.row_tokens, r.gpu.count)
     except ValueError as exc:
-        ctx.bad(f"{name}: {exc}", "result", "tokens_per_s_per_gpu")
+        ctx.bad(f"{name}: the result cannot be recomputed: {exc}", "result", "tokens_per_s_per_gpu")
         return
     if not figures.agrees(res.tokens_per_s_per_gpu, tps, "tokens_per_s_per_gpu"):
         tokens = figures.window_tokens(window, r.workload.global_batch, r.workload.row_tokens)
         ctx.bad(f"stated {res.tokens_per_s_per_gpu} but {name} gives {tokens:,} window tokens / "
-                f"{math.fsum(times[window[0]:]):.6g} s / {r.gpu.count} GPUs = {tps:.4f}",
+                f"{math.fsum(times):.6g} s / {r.gpu.count} GPUs = {tps:.4f}",
                 "result", "tokens_per_s_per_gpu")
-    cv = figures.step_time_cv_percent(times, window)
+    cv = figures.step_time_cv_percent(times)
     if res.step_time_cv_percent is not None and not figures.agrees(res.step_time_cv_percent, cv, "step_time_cv_percent"):
         ctx.bad(f"stated {res.step_time_cv_percent} but the step times in {name} give a CV of {cv:.4f}%",
                 "result", "step_time_cv_percent")
-    if res.steps_per_run is not None and max(steps) + 1 != res.steps_per_run:
-        ctx.bad(f"stated {res.steps_per_run} but {name} has steps 0-{max(steps)}", "result", "steps_per_run")
+    _partial_agrees(ctx, name, data)
+    last = evidence.last_step(data)
+    if res.steps_per_run is not None and last is not None:
+        if res.partial is None and last + 1 != res.steps_per_run:
+            ctx.bad(f"stated {res.steps_per_run} but {name} has steps up to {last}", "result", "steps_per_run")
+        elif res.partial is not None and last + 1 > res.steps_per_run:
+            ctx.bad(f"stated {res.steps_per_run} but the partial run in {name} shows step {last}", "result",
+                    "steps_per_run")
     runs = data.get("runs") if isinstance(data.get("runs"), list) else []
     if res.runs is not None and len(runs) != res.runs:
         ctx.bad(f"stated {res.runs} but {name} records {len(runs)} run(s)", "result", "runs")
+    _runs_agree(ctx, name, data, runs)
     median = data.get("median_run")
     wall = runs[median].get("wall_seconds") if isinstance(median, int) and 0 <= median < len(runs) else None
     if res.gpu_hours is not None and isinstance(wall, int | float) and wall > 0:
@@ -87,6 +89,33 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     recorded = data.get("result") if isinstance(data.get("result"), dict) else {}
     if res.measured is not None and recorded.get("measured") != res.measured.isoformat():
         ctx.bad(f"stated {res.measured} but {name} was measured on {recorded.get('measured')}", "result", "measured")
+
+
+def _runs_agree(ctx: RecipeContext, name: str, data: dict, runs: list) -> None:
+    """The median run is the median of the recorded runs, and the stated CV across runs is theirs."""
+    rates = [r.get("tokens_per_s_per_gpu") for r in runs if isinstance(r, dict)]
+    if len(rates) != len(runs) or not rates or not all(isinstance(v, int | float) and v > 0 for v in rates):
+        return
+    median = data.get("median_run")
+    if isinstance(median, int) and 0 <= median < len(rates) and rates[median] != rates[figures.median_index(rates)]:
+        ctx.bad(f"{name}: its median_run {median} ({rates[median]:.1f} tokens/s) is not the median of its runs "
+                f"({rates[figures.median_index(rates)]:.1f})", "result", "tokens_per_s_per_gpu")
+    stated = ctx.recipe.result.runs_cv_percent
+    cv = figures.cv_percent(rates)
+    if stated is not None and not figures.agrees(stated, cv, "runs_cv_percent"):
+        ctx.bad(f"stated {stated} but the {len(rates)} runs in {name} give a CV of {cv:.4f}%", "result",
+                "runs_cv_percent")
+
+
+def _partial_agrees(ctx: RecipeContext, name: str, data: dict) -> None:
+    """A run recorded as partial in the evidence is partial in the recipe, and the other way round."""
+    recorded = data.get("partial")
+    stated = ctx.recipe.result.partial
+    if recorded and stated is None:
+        ctx.bad(f"{name} records a partial run ({str(recorded)[:120]}): the recipe must say so in result.partial",
+                "result")
+    elif stated is not None and not recorded:
+        ctx.bad(f"result.partial is stated but {name} records a complete run", "result", "partial")
 
 
 RULES = (sidecar,)

@@ -129,4 +129,32 @@ def noisy_step_times(ctx: RecipeContext) -> None:
                 "its reason in result.step_time_cv_note", "result", "step_time_cv_percent")
 
 
-RULES = (placeholders, reported, measured, verified, component_test_gpus, convergence_statistics, noisy_step_times)
+def partial_run(ctx: RecipeContext) -> None:
+    """A partial run (crashed, interrupted or an excerpt) gives figures for its window, never a verified recipe."""
+    r = ctx.recipe
+    if r.result.partial is None:
+        return
+    if r.status is Status.verified:
+        ctx.bad("a verified recipe cannot rest on a partial run (result.partial): measure a complete run, or use "
+                "status measured", "result", "partial")
+    elif r.status is Status.reported:
+        ctx.bad("result.partial describes a run measured here; a reported recipe's figures are a publication's",
+                "result", "partial")
+
+
+def verified_runs(ctx: RecipeContext) -> None:
+    """A verified figure is the median of at least VERIFIED_MIN_RUNS runs (from the rule's date of effect on)."""
+    r, res = ctx.recipe, ctx.recipe.result
+    if r.status is not Status.verified or res.measured is None or res.measured < figures.VERIFIED_MIN_RUNS_FROM:
+        return
+    if res.runs is None or res.runs < figures.VERIFIED_MIN_RUNS:
+        ctx.bad(f"a verified recipe measured since {figures.VERIFIED_MIN_RUNS_FROM.isoformat()} states the median of at "
+                f"least {figures.VERIFIED_MIN_RUNS} runs (result.runs is {res.runs}): one run may be a best case; "
+                f"measure again with --runs {figures.VERIFIED_MIN_RUNS}, or use status measured", "result", "runs")
+    elif res.runs_cv_percent is None:
+        ctx.bad(f"a verified recipe of {res.runs} runs states the CV of tokens/s across them (result.runs_cv_percent)",
+                "result", "runs")
+
+
+RULES = (placeholders, reported, measured, verified, partial_run, verified_runs, component_test_gpus,
+         convergence_statistics, noisy_step_times)

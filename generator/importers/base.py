@@ -1,6 +1,6 @@
 """The one importer interface: a Source parses its document into rows and skips, and turns a row into a recipe dict;
 everything else (catalog loading, superseding, provenance, rendering, byte-identical re-import, writing, the CLI
-report) is shared here. See /work/notes/importer-interface.md for how to add a source.
+report) is shared here. A new source is a module beside this one defining `SOURCE` (Source's docstring below).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
@@ -30,12 +30,6 @@ class Skip:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"
-
-
-class SourceRow(Protocol):
-    """What the shared code needs of a source's row: the 1-based line of the document it comes from."""
-
-    line: int
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The runner's evidence sidecar (`<name>.evidence.json`, written by runner/evidence.py) as a recipe page shows it.
+"""The runner's evidence sidecar (`<name>.evidence.json`, its format in generator/evidence.py) as a recipe page
+shows it.
 
 `python -m generator check` validates the file against the recipe; here it is only read, defensively: anything
 that is not the expected shape is left out of the plots (and a malformed file is reported, not fatal), so a bad

@@ -24,6 +24,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from generator import figures
 from generator.load import LoadedRecipe
 from generator.problems import Problem
 from generator.registry import Registry
@@ -376,6 +377,31 @@ def _group_pages(run: _Render) -> dict[str, Page]:
     return pages
 
 
+def methodology_numbers() -> dict[str, Any]:
+    """The numbers of generator/figures.py the methodology page states (tolerances, thresholds, the change gate, each
+    figure's least precision), written here from their one home so the page cannot drift from what check does."""
+    def places(n: int) -> str:
+        return f"{n} decimal place{'' if n == 1 else 's'}"
+
+    def at_least(stated: figures.StatedPrecision) -> str:
+        if stated.significant:
+            return f"{stated.significant} significant figures, never fewer than {places(stated.decimals)}"
+        return f"{10 ** -stated.decimals:.{stated.decimals}f} ({places(stated.decimals)})"
+
+    return {
+        "lora_n": f"{6 * figures.FROZEN_BASE_FRACTION:g}N",
+        "gate_min": f"{figures.CHANGE_TOLERANCE_MIN_PERCENT:g}%",
+        "gate_cv_factor": f"{figures.CHANGE_TOLERANCE_CV_FACTOR:g}",
+        "gate_max": f"{figures.CHANGE_TOLERANCE_MAX_PERCENT:g}%",
+        "noisy_cv": f"{figures.NOISY_STEP_TIME_CV_PERCENT:g}%",
+        "tflops_tolerance": f"{figures.PUBLISHED_TFLOPS_TOLERANCE * 100:g}%",
+        "min_correlation": f"{figures.CONVERGENCE_MIN_CORRELATION:g}",
+        "max_failing": f"{figures.CONVERGENCE_MAX_FAILING_FRACTION * 100:g}%",
+        "precisions": {name: {"label": stated.label, "at_least": at_least(stated)}
+                       for name, stated in figures.PRECISIONS.items()},
+    }
+
+
 def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
     cat = registry.catalog
 
@@ -393,8 +419,12 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
                   "usd_hour": fmt.usd(i.usd_per_hour), "usd_gpu_hour": fmt.usd(i.usd_per_hour / i.gpu_count),
                   "region": i.region or fmt.DASH, "source": source(i.source), "date": fmt.date(i.date)}
                  for k, i in sorted(cat.instances.items())]
-    body = env.get_template("methodology.md.j2").render(gpus=gpus, instances=instances,
-                                                        statuses=list(views.STATUS_MEANING.items()))
+    body = env.get_template("methodology.md.j2").render(gpus=gpus, instances=instances, numbers=methodology_numbers(),
+                                                        statuses=list(views.STATUS_MEANING.items()),
+                                                        mfu_bound=figures.MFU_BOUND,
+                                                        verified_min_runs=figures.VERIFIED_MIN_RUNS,
+                                                        verified_min_runs_from=figures.VERIFIED_MIN_RUNS_FROM.isoformat(),
+                                                        drift_percent=f"{figures.STEP_TIME_DRIFT_PERCENT:g}")
     return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
 
 

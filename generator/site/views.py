@@ -435,6 +435,8 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         value = getattr(res, name)
         if value is not None:
             rows.append((label, fmt.integer(value)))
+    if res.partial:  # figures of a run that did not complete (crashed, interrupted, an excerpt): never verified
+        rows.append(("Partial run", res.partial))
     rows.append(("Profiler on", _yesno(res.profiler)))
     if res.gpu_hours_note:
         rows.append(("GPU-hours count", res.gpu_hours_note))

@@ -17,6 +17,23 @@ from generator.registry import load_catalog
 ATTENTION_BACKENDS = ("sdpa", "unfused")
 FRAMEWORK = "openrecipes-engine"
 
+# The fields of a model card's architecture the engine builds (runner/engine/train.py: megatron's GPT decoder of
+# one global attention kind, MHA or GQA with RoPE and optional QK RMSNorm, a SwiGLU MLP, RMSNorm, no biases; the
+# attention kind's own limits are checked in make_plan). Any other field a card sets names a part the engine lacks,
+# and the model is refused: trained as a dense stand-in, its figures would be claimed under the real model's
+# parameter count. A field the catalog gains later (Mamba layers, say) is refused the same way until the engine
+# builds it and it is named here.
+ENGINE_BUILDS = frozenset({"layers", "hidden_size", "ffn_hidden_size", "gated_ffn", "attention_heads", "attention",
+                           "layer_pattern", "vocab_size", "tied_embeddings", "qk_norm", "norm_eps", "rope_base"})
+# What each such field is, for the refusal's reason.
+LACKING = {
+    "moe": "mixture-of-experts layers (routed expert MLPs)",
+    "mla": "multi-latent attention",
+    "mtp_layers": "multi-token-prediction layers",
+    "attention_sinks": "attention-sink logits",
+    "linear_bias": "linear biases",
+}
+
 
 class EngineError(Exception):
     """A recipe the engine cannot run; str() names the file and the field."""
@@ -98,10 +115,16 @@ def make_plan(
 
     card = catalog.models.get(recipe.model)
     if card is None:
-        raise fail("model", f"'{recipe.model}' is not in catalog/models/")
+        # A card the catalog could not read (a field it does not know, say) is missing for that reason: say it.
+        why = "".join(f"; {problem}" for problem in catalog.problems)
+        raise fail("model", f"'{recipe.model}' is not in catalog/models/{why}")
     arch = card.architecture
     if arch is None:
         raise fail("model", f"the model card of '{recipe.model}' has no architecture")
+    lacking = lacking_parts(arch)
+    if lacking:
+        raise fail("model", f"'{recipe.model}' has {'; '.join(lacking)}, which the engine does not build; it trains "
+                   "dense decoders only and never stands one in for another model")
     kinds = {arch.attention[k] for k in arch.layer_pattern}
     if len(kinds) != 1:
         raise fail("model", "the engine builds one attention kind per model; this card mixes several")
@@ -110,8 +133,6 @@ def make_plan(
         raise fail("model", "sliding-window attention is not supported by the engine")
     if kind.shared_kv:
         raise fail("model", "shared key-value projections are not supported by the engine")
-    if arch.linear_bias:
-        raise fail("model", "linear biases are not supported by the engine")
     if not arch.gated_ffn:
         raise fail("model", "the engine builds SwiGLU MLPs only (gated_ffn: true)")
 
@@ -195,6 +216,18 @@ def make_plan(
         num_microbatches=recipe.workload.global_batch // per_step, steps=n_steps,
         precision=recipe.workload.precision.value, attention_backend=backend, vocab_size=vocab, notes=tuple(notes),
     )
+
+
+def lacking_parts(arch: Architecture) -> list[str]:
+    """What the architecture states that the engine does not build: each field outside ENGINE_BUILDS whose value is
+    set (not None, False or 0), as 'what (architecture.field)'."""
+    lacking = []
+    for name in type(arch).model_fields:
+        value = getattr(arch, name)
+        if name in ENGINE_BUILDS or value is None or value is False or value == 0:
+            continue
+        lacking.append(f"{LACKING.get(name, name.replace('_', ' '))} (architecture.{name})")
+    return lacking
 
 
 def _registry_root(path: Path) -> Path:

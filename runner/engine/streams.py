@@ -8,7 +8,9 @@ states (4,096; half the vocabulary of a tiny test model) by one of B = MARKOV_BR
 at each position, and each state is written as its own token (a seeded subset of the vocabulary). Knowing the
 current token fixes the state, so the next token is one of B equally likely successors: the best possible loss is
 ln B, the unigram loss ln K, and a model that has learned nothing of the vocabulary starts near (or above) ln V.
-Unlike the engine's ``pattern`` stream (a bijective bigram over the whole vocabulary, learned too slowly for a
+``pattern`` (:class:`PatternStream`): the engine's default, a bijective bigram over the whole vocabulary.
+
+Unlike the ``pattern`` stream (a bijective bigram over the whole vocabulary, learned too slowly for a
 100-step check), a model's loss falls from ~12 through ln K within tens of steps and then towards ln B.
 """
 
@@ -68,6 +70,53 @@ class MarkovStream:
         import torch
 
         return torch.stack([self.row(first + j) for j in range(count)])
+
+
+class PatternStream:
+    """The engine's default rows: row r is perm[(start_r + i) mod (V - 1)] for a seeded permutation perm of [1, V)
+    and a seeded start_r, so each token fixes the next (a bijective bigram over the vocabulary).
+
+    The starts are drawn for `total_rows` rows at once (steps x global batch, as the engine always drew them), so a
+    row depends on the run's total row count as well; pass the same count in every framework.
+    """
+
+    def __init__(self, seed: int, vocab_size: int, row_tokens: int, total_rows: int) -> None:
+        import torch
+
+        gen = torch.Generator().manual_seed(seed)
+        self.seed, self.row_tokens, self.total_rows = seed, row_tokens, total_rows
+        # Token 0 never appears: the permutation is shifted into [1, V).
+        self.perm = torch.randperm(vocab_size - 1, generator=gen) + 1
+        self.starts = torch.randint(0, vocab_size - 1, (total_rows,), generator=gen)
+        # The engine's `random` mode draws its per-row seeds next, from the same generator.
+        self.random_seeds = torch.randint(1, 2**31 - 1, (total_rows,), generator=gen).tolist()
+        self.offsets = torch.arange(row_tokens + 1)
+
+    def rows(self, first: int, count: int):
+        """Rows first .. first + count - 1 stacked, shape (count, row_tokens + 1), on the CPU."""
+        if first < 0 or first + count > self.total_rows:
+            raise IndexError(f"pattern rows {first}..{first + count - 1} outside the stream's {self.total_rows} rows")
+        starts = self.starts[first:first + count]
+        return self.perm[(starts[:, None] + self.offsets[None, :]) % self.perm.numel()]
+
+
+STREAMS = ("pattern", "markov")
+
+
+def make_stream(kind: str, seed: int, vocab_size: int, row_tokens: int, total_rows: int):
+    """The stream every framework draws its rows from: ``.rows(first, count)`` gives (count, row_tokens + 1)."""
+    if kind == "markov":
+        return MarkovStream(seed, vocab_size, row_tokens)
+    if kind == "pattern":
+        return PatternStream(seed, vocab_size, row_tokens, total_rows)
+    raise ValueError(f"unknown stream {kind!r} (known: {', '.join(STREAMS)})")
+
+
+def step_rows(step: int, micro: int, rows_per_microbatch: int, num_microbatches: int, global_batch: int,
+              dp_rank: int = 0) -> int:
+    """The first stream row of micro-batch `micro` of `step` on data-parallel rank `dp_rank` (the engine's order:
+    each step takes the next global batch of rows, each rank a contiguous block of it)."""
+    return step * global_batch + dp_rank * rows_per_microbatch * num_microbatches + micro * rows_per_microbatch
 
 
 def warmup_lr(lr: float, step: int, warmup_steps: int) -> float:

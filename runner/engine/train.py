@@ -19,7 +19,7 @@ from typing import TextIO
 
 from runner.engine import SUMMARY_PREFIX
 from runner.engine.plan import EnginePlan
-from runner.engine.streams import MarkovStream, warmup_lr
+from runner.engine.streams import MarkovStream, PatternStream, step_rows, warmup_lr
 
 
 @dataclass(frozen=True)
@@ -300,26 +300,20 @@ def _use_fused_adamw(optimizer) -> None:
 
 
 class _Batches:
-    """Seeded synthetic rows, never zeros.
+    """Seeded synthetic rows, never zeros, from runner/engine/streams.py (the same rows in every framework).
 
-    pattern: row r is perm[(start_r + i) mod V] for a seeded permutation perm and seeded start_r, so each
-    token determines the next (a bijective bigram): a model that learns the permutation drives the loss down.
-    random: uniform tokens in [1, V). markov: runner/engine/streams.MarkovStream's row r (the same rows in every
-    framework that uses that module). Rows differ per step, micro-batch and data-parallel rank.
+    pattern: streams.PatternStream (a bijective bigram: a model that learns the permutation drives the loss down).
+    random: uniform tokens in [1, V), each row from its own seed (PatternStream.random_seeds). markov:
+    streams.MarkovStream. Rows differ per step, micro-batch and data-parallel rank (streams.step_rows).
     """
 
     def __init__(self, plan: EnginePlan, opts: EngineOptions, device, dp_rank: int) -> None:
         import torch
 
         self.plan, self.device, self.dp_rank, self.mode = plan, device, dp_rank, opts.data
-        gen = torch.Generator().manual_seed(plan.seed)
         v = plan.arch.vocab_size
-        # Token 0 never appears: shift the permutation into [1, V).
-        self.perm = (torch.randperm(v - 1, generator=gen) + 1).to(device)
         rows = plan.steps * plan.global_batch
-        self.starts = torch.randint(0, v - 1, (rows,), generator=gen).to(device)
-        self.seeds = torch.randint(1, 2**31 - 1, (rows,), generator=gen).tolist()
-        self.offsets = torch.arange(plan.row_tokens + 1, device=device)
+        self.pattern = PatternStream(plan.seed, v, plan.row_tokens, rows)
         self.positions = torch.arange(plan.row_tokens, device=device).unsqueeze(0).expand(plan.rows_per_microbatch, -1)
         self.markov = MarkovStream(plan.seed, v, plan.row_tokens) if self.mode == "markov" else None
 
@@ -327,19 +321,19 @@ class _Batches:
         import torch
 
         if self.mode == "random":
+            seeds = self.pattern.random_seeds
             parts = [torch.randint(1, self.plan.arch.vocab_size, (self.plan.row_tokens + 1,),
-                                   generator=torch.Generator().manual_seed(self.seeds[first + j])) for j in range(count)]
+                                   generator=torch.Generator().manual_seed(seeds[first + j])) for j in range(count)]
             return torch.stack(parts).to(self.device)
-        if self.markov is not None:
-            return self.markov.rows(first, count).to(self.device)
-        starts = self.starts[first:first + count]
-        return self.perm[(starts[:, None] + self.offsets[None, :]) % self.perm.numel()]
+        stream = self.markov if self.markov is not None else self.pattern
+        return stream.rows(first, count).to(self.device)
 
     def step_iter(self, step: int):
         plan = self.plan
-        base = step * plan.global_batch + self.dp_rank * plan.rows_per_microbatch * plan.num_microbatches
         for mb in range(plan.num_microbatches):
-            rows = self._rows(base + mb * plan.rows_per_microbatch, plan.rows_per_microbatch)
+            first = step_rows(step, mb, plan.rows_per_microbatch, plan.num_microbatches, plan.global_batch,
+                              self.dp_rank)
+            rows = self._rows(first, plan.rows_per_microbatch)
             yield rows[:, :-1].contiguous(), rows[:, 1:].contiguous(), self.positions
 
 

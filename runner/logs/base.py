@@ -58,6 +58,18 @@ class ParsedLog:
     failure: str | None = None  # "line N: text" of the first failure line after the last step, when the run crashed
     failure_line: int | None = None
     warnings: list[str] = field(default_factory=list)
+    first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
+    restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
+
+    @property
+    def shown(self) -> tuple[int, int] | None:
+        """The first and last step the log shows (0-based): a log whose first is above 0 is an excerpt."""
+        if not self.steps:
+            return None
+        first = min(s.span[0] for s in self.steps)
+        if self.first_shown is not None:
+            first = min(first, self.first_shown)
+        return first, max(s.span[1] for s in self.steps)
 
     def step_times(self) -> list[float]:
         return [s.time_s for s in self.steps]
@@ -103,8 +115,18 @@ _FAILURE_TEXTS = (
     "srun: error:",
     "failed (exitcode:",
     "CANCELLED AT",
+    "KeyboardInterrupt",  # an interrupted run (Ctrl-C) ended early: its end is a failure, not a finish
+    "death signal, shutting down workers",  # torchrun passing on SIGINT/SIGTERM
 )
 _FAILED_SCRIPT = re.compile(r"^\s*\S+ FAILED\s*$")  # torchrun's summary header, e.g. `pretrain_gpt.py FAILED`
+
+
+# A run's start as frameworks print it once per run (rank 0): a second one after step lines is a second run appended
+# to the log (a restart, or two runs concatenated). Megatron-LM's argument summary, torchtitan's trainer, Lightning's
+# (NeMo 2) process-group set-up.
+_START_MARKS = ("using world size:", "Training starts at step", "Initializing distributed: GLOBAL_RANK: 0,")
+_WORLD_SIZE = re.compile(r"using world size:\s*(\d+)|MEMBER: \d+/(\d+)")
+MAX_RESTARTS_NAMED = 3
 
 
 def timestamp(line: str) -> datetime | None:
@@ -123,6 +145,8 @@ def failure_text(line: str) -> str | None:
     """The line's failure marker text (stripped), or None."""
     if "FAILED" in line and _FAILED_SCRIPT.match(line):
         return line.strip()
+    if line.lstrip().startswith("^C"):  # the terminal's echo of Ctrl-C
+        return "^C (interrupted)"
     for text in _FAILURE_TEXTS:
         if text in line:
             return line.strip()[:200]
@@ -160,6 +184,9 @@ class LogParser:
         self._steps: dict[int, Step] = {}
         self._failures: list[tuple[int, str]] = []
         self._stamp: datetime | None = None  # the current line's timestamp, for formats that time steps by it
+        self._last_step: dict[object, tuple[int, int]] = {}  # stream (a rank) -> (its last step, its line)
+        self._step_line = 0  # the line of the latest step line read
+        self._world: tuple[int, int] | None = None  # (world size, line) of the run's start banner
 
     def feed(self, line: str, number: int) -> list[Step]:
         """Consumes one line; returns the steps it completed (for live progress)."""
@@ -176,7 +203,35 @@ class LogParser:
         failed = failure_text(line)
         if failed is not None:
             self._failures.append((number, failed))
+        if "Initializing distributed" in line or "using world size" in line or "Training starts at" in line:
+            self._start(line, number)
         return self._line(line, number)
+
+    def _start(self, line: str, number: int) -> None:
+        """A start banner: after step lines, a second run in the same log."""
+        mark = next((m for m in _START_MARKS if m in line), None)
+        if mark is None:
+            return
+        found = _WORLD_SIZE.search(line)
+        size = int(found.group(1) or found.group(2)) if found else None
+        if self._step_line and self._world is not None and size is not None and size != self._world[0]:
+            self._restart(number, f"a second start with world size {size} (the run up to line {self._step_line} "
+                                  f"started with {self._world[0]} at line {self._world[1]})")
+        elif self._step_line:
+            self._restart(number, f"a second start ('{mark}') after the step lines up to line {self._step_line}")
+        if size is not None:
+            self._world = (size, number)
+
+    def _restart(self, number: int, why: str) -> None:
+        self.log.restarts.append(f"line {number}: {why}")
+
+    def _order(self, step: int, number: int, stream: object = None) -> None:
+        """Step lines of one run count up; a step below the previous one is a second run (a restart)."""
+        last = self._last_step.get(stream)
+        if last is not None and step < last[0]:
+            self._restart(number, f"the step counter goes back from {last[0]} (line {last[1]}) to {step}")
+        self._last_step[stream] = (step, number)
+        self._step_line = number
 
     def _line(self, line: str, number: int) -> list[Step]:
         raise NotImplementedError
@@ -212,9 +267,15 @@ class LogParser:
             )
 
 
+MAX_LINE_CHARS = 1 << 20  # a log line longer than this is read in pieces (no line of a training log is this long)
+
+
 def read_lines(path: Path) -> Iterator[str]:
+    """The log's lines; a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a
+    device) never has to fit in memory as one line."""
     with path.open("r", encoding="utf-8", errors="replace") as handle:
-        yield from handle
+        while line := handle.readline(MAX_LINE_CHARS):
+            yield line
 
 
 def parse_with(parser: LogParser, lines: Iterable[str]) -> ParsedLog:

@@ -57,6 +57,7 @@ class MegatronParser(LogParser):
         gb = field_after(rest, "| global batch size:")
         if gb is not None and gb.isdigit():
             self.log.global_batch = int(gb)
+        self._order(iteration, number)
         self._printed[iteration] = (time_s, loss, number)
         # Live progress only: the steps since the previous line (finish() places them once the interval is known).
         first = self._previous + 1 if iteration > self._previous else iteration

@@ -62,6 +62,7 @@ class MilesParser(LogParser):
             tps, train = values.get("perf/actor_train_tok_per_s"), values.get("perf/actor_train_time")
             if tps is not None and train is not None and math.isfinite(tps * train):
                 tokens = round(tps * train)  # whole batch: tokens/s over all GPUs x seconds
+            self._order(index, number)
             self._perf[index] = (time_s, tokens, number)
         else:
             loss = values.get("train/loss")

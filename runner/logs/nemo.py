@@ -50,6 +50,7 @@ class NemoParser(LogParser):
         gb = field_after(rest, "| global_batch_size:")
         if gb is not None and gb.isdigit():
             self.log.global_batch = int(gb)
+        self._order(step, number)
         record = Step(step, time_s, loss, None, number, rate=rate)
         self._add(record)
         return [record]

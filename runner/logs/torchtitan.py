@@ -18,6 +18,20 @@ whatever ran between the lines (GC, profiler dumps, checkpoints), as torchtitan'
 step 0 has no time. Lines further apart than ``log_freq`` (missing output) give no steps. The interval's tps is
 kept as ``Step.rate`` so the figures can be checked against it. A torchtitan log without timestamps cannot be
 timed and is refused.
+
+What the lines say and do not say:
+
+- Under pipeline parallelism only the last stage computes the loss; the other stages print a placeholder
+  (``loss: -1.0000``, or a multiple of it where the placeholder is summed, e.g. -4.0 over four microbatches). A
+  cross-entropy loss is never negative, so a negative loss is read as "no loss on this rank" (None); the loss of
+  a step is the last stage's, from whichever rank's line prints one (``LOG_RANK=0,7`` prints both).
+- With several ranks' lines in one log (``[rank0]:``, ``[rank7]:``), each rank's lines are timed by that rank's
+  own clock; the steps are timed from the rank that printed most lines (the lowest on a tie), never from a mix.
+- ``validate step: N  loss: ...`` (torchtitan's validator) is a validation pass, not a training step: ignored.
+- ``Trainer is initialized with local batch size B, global batch size G, sequence length S, total steps T``
+  (or the older ``Training starts at step 1, with ... global batch size G ... total steps T``) states the run's
+  steps and rows per step: read as ``total_steps`` and ``global_batch``.
+- ANSI colour codes (``metrics.enable_color_printing``) are removed before a line is read.
 """
 
 from __future__ import annotations
@@ -28,7 +42,11 @@ from datetime import datetime
 
 from runner.logs.base import LogError, LogParser, Step, float_or_nan
 
-_STEP = re.compile(r"\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s*([\d,]+))?")
+_STEP = re.compile(r"(?<!validate )\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s*([\d,]+))?")
+_RANK = re.compile(r"^\s*\[rank(\d+)\]:")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_TOTAL = re.compile(r"\btotal steps (\d+)")
+_GLOBAL_BATCH = re.compile(r"\bglobal batch size (\d+)")
 
 
 class TorchtitanParser(LogParser):
@@ -42,25 +60,52 @@ class TorchtitanParser(LogParser):
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)
-        self._lines: dict[int, tuple[datetime | None, float, float | None, int]] = {}  # step -> (stamp, loss, tps, line)
+        # rank -> step -> (stamp, loss, tps, line); rank -1 for lines without a [rankN]: prefix
+        self._ranks: dict[int, dict[int, tuple[datetime | None, float | None, float | None, int]]] = {}
+        self._losses: dict[int, float] = {}  # step -> the last stage's loss, from any rank's line
+        self._lines: dict[int, tuple[datetime | None, float | None, float | None, int]] = {}
 
     def _line(self, line: str, number: int) -> list[Step]:
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        if "total steps" in line:
+            self._stated(line)
         if "step:" not in line or "loss:" not in line:
             return []
         m = _STEP.search(line)
         if not m:
             return []
         rate = float_or_nan(m.group(3)) if m.group(3) else None
-        self._lines[int(m.group(1))] = (self._stamp, float_or_nan(m.group(2)), rate, number)
+        step, loss = int(m.group(1)), float_or_nan(m.group(2))
+        if loss < 0:  # a non-final pipeline stage's placeholder: this rank computes no loss
+            loss_or_none: float | None = None
+        else:
+            loss_or_none = loss
+            self._losses[step] = loss
+        rank = _RANK.match(line)
+        self._order(step, number, int(rank.group(1)) if rank else -1)
+        self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
         return []
 
+    def _stated(self, line: str) -> None:
+        total, batch = _TOTAL.search(line), _GLOBAL_BATCH.search(line)
+        if total:
+            self.log.total_steps = int(total.group(1))
+        if batch:
+            self.log.global_batch = int(batch.group(1))
+
     def _finish_steps(self) -> None:
+        if self._ranks:  # the rank that printed most lines times the steps (the lowest on a tie)
+            rank = min(self._ranks, key=lambda r: (-len(self._ranks[r]), r))
+            self._lines = self._ranks[rank]
         printed = sorted(self._lines)
         if printed and all(self._lines[s][0] is None for s in printed):
             raise LogError(
                 f"{self.log.source}: torchtitan step lines without timestamps: torchtitan prints no step time, so it "
                 "is derived from the logging prefix's clock ([titan] YYYY-MM-DD HH:MM:SS,mmm), which this log lacks"
             )
+        if printed:
+            self.log.first_shown = printed[0] - 1  # shown, though untimed: its interval's start is not in the log
         k = 0
         for s in printed:
             if s != 1:
@@ -71,7 +116,8 @@ class TorchtitanParser(LogParser):
             if previous != expected_previous:
                 continue  # the line(s) between are missing: this interval's start is not in the log
             t0, _, _, _ = self._lines[previous]
-            t1, loss, rate, number = self._lines[current]
+            t1, _, rate, number = self._lines[current]
+            loss = self._losses.get(current)
             if t0 is None or t1 is None:
                 continue
             each = (t1 - t0).total_seconds() / (current - previous)

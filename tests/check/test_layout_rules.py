@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import check_registry
 
-from generator.check import check_registry
 from generator.problems import Problem
 from generator.registry import load_registry
 

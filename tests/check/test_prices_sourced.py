@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import check_registry
 
 from generator import figures
-from generator.check import check_registry
 from generator.registry import load_catalog, load_registry
 from generator.reprice import CATALOG_PRICED_PREFIXES, reprice
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from generator.check import check_registry
+from conftest import check_registry
+
 from generator.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import check_registry
 from recipe_edits import edited_registry
 
 from generator import figures
-from generator.check import check_registry
 from generator.registry import load_registry
 from generator.site import views
 

@@ -97,7 +97,7 @@ def test_new_cards_count_their_parameters(name: str) -> None:
 
 def test_check_holds_the_head_dimension_convention(tmp_path: Path) -> None:
     """The stated head dimension is what reproduces the figure: the model's own (64) does not."""
-    from generator.check import check_registry
+    from conftest import check_registry
 
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     name = "recipes/gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512.yaml"

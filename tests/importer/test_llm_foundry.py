@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import check_registry
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.check import check_registry
 from generator.importers.base import Document, run_source
 from generator.importers.llm_foundry import SOURCE, parse, recompute
 from generator.registry import load_catalog, load_registry

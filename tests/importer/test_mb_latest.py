@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import check_registry
 
 from generator import figures
-from generator.check import check_registry
 from generator.importers.megatron_bridge import SOURCE
 from generator.registry import load_catalog, load_registry
 

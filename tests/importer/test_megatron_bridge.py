@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import check_registry
 
 from generator import figures
-from generator.check import check_registry
 from generator.figures import PUBLISHED_TFLOPS_TOLERANCE
 from generator.importers import megatron_bridge as mb
 from generator.importers import run_import

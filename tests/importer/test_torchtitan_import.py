@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import check_registry
 
 from generator import figures
-from generator.check import check_registry
 from generator.importers.base import Document, run_source
 from generator.importers.torchtitan import SOURCE, parse
 from generator.registry import load_catalog, load_registry
