@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import check_registry
 from recipe_edits import edited_registry
 
-from generator.check import check_registry
 from generator.registry import load_registry
 from generator.site import views
 
