@@ -35,6 +35,9 @@ GPUS_PER_NODE = 8  # DGX-H100
 MODELS = {"LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": "Llama-2-70B",
           "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B"}
 SECTIONS = {"pretraining": "pre-training", "finetuning": None}  # finetuning: the row's Task says SFT or LoRA
+# The columns each section's table must have (the estimated-time column is not read).
+REQUIRED = {"pretraining": {"model", "gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "tokens", "tflops"},
+            "finetuning": {"model", "task", "gpus", "gbs", "mbs", "seq", "tp", "pp", "tokens", "tflops"}}
 TASKS = {"SFT": "sft", "LoRA": "lora"}
 SYSTEMS = {"DGX-H100": "H100"}
 
@@ -112,8 +115,8 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
         if key not in values:
             continue
         text, _ = _figure(values[key])
-        if not NUMBER_RE.match(text):
-            return Skip(line, f"{key} '{values[key]}' is not a whole number")
+        if not NUMBER_RE.match(text) or int(text) == 0:
+            return Skip(line, f"{key} '{values[key]}' is not a positive whole number")
         numbers[key] = int(text)
     task = values.get("task")
     if section == "finetuning" and task not in TASKS:
@@ -157,6 +160,8 @@ def parse(text: str) -> Parsed:
                                                  f"{', '.join(missing) or 'a known kind'}"))
                 elif len(cells) != len(header):
                     out.skips.append(Skip(i + 1, f"{len(cells)} cells for a header of {len(header)}"))
+                elif lacking := sorted(REQUIRED[section] - set(header)):
+                    out.skips.append(Skip(i + 1, f"the table's header lacks {', '.join(lacking)}"))
                 elif context["system"] not in SYSTEMS:
                     out.skips.append(Skip(i + 1, f"system {context['system']} is not one this importer knows"))
                 else:

@@ -86,5 +86,5 @@ def test_committed_recipes_are_the_import(line: int) -> None:
 def test_a_malformed_figure_is_skipped_at_its_line() -> None:
     text = DOC.read_text(encoding="utf-8").replace("| 12273 ", "| 12k ")
     p = nemo.SOURCE.parse(text)
-    assert any(s.line == 24 and s.reason == "tokens '12k' is not a whole number" for s in p.skips)
+    assert any(s.line == 24 and s.reason == "tokens '12k' is not a positive whole number" for s in p.skips)
     assert len(p.rows) == 10
