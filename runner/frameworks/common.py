@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from generator.catalog import Catalog
 from generator.load import load_recipe
+from generator.registry import load_catalog
 
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
 
@@ -76,7 +76,7 @@ def make_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_mic
     path = Path(recipe_path)
     loaded = load_recipe(path)
     recipe = loaded.recipe
-    catalog = Catalog.load(_registry_root(path))
+    catalog = load_catalog(_registry_root(path))
 
     def fail(field_name: str, message: str) -> PlanError:
         line, col = loaded.position(*field_name.split("."))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.catalog import Catalog
 from generator.check import check_recipe
 from generator.load import load_recipe
+from generator.registry import load_catalog
 from runner import environment
 from runner.engine.streams import MarkovStream, PatternStream, make_stream, step_rows
 from runner.frameworks.common import TINY_SHAPE, PlanError, make_plan
@@ -120,7 +120,7 @@ def test_pending_recipe_is_complete_but_its_figures(path: Path) -> None:
     loaded = load_recipe(path, f"recipes/{rel}", PENDING)
     recipe = loaded.recipe
     assert loaded.id == path.relative_to(PENDING).with_suffix("").as_posix()
-    for p in check_recipe(loaded, Catalog.load(ROOT), dt.date.today()):
+    for p in check_recipe(loaded, load_catalog(ROOT), dt.date.today()):
         field = p.field.removeprefix("result.")
         assert field in MEASURED_FIELDS and p.message.startswith(f"a measured recipe needs result.{field}"), str(p)
     assert recipe.result.measured is None and recipe.status.value == "measured"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, runner
 
-from generator.catalog import Catalog
 from generator.load import load_recipe
+from generator.registry import load_catalog
 from generator.site import views
 from runner import cli
 
@@ -80,7 +80,7 @@ def test_interval_excerpt_prints_figures_and_decision_then_writes_as_partial(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     # The card's result rows say the run is partial and why.
     loaded = load_recipe(recipe, "recipes/llama-3.2-1b/h200/titan-excerpt.yaml", tmp_path / "recipes")
-    rows = dict(views.result_rows(loaded, Catalog.load(tmp_path)))
+    rows = dict(views.result_rows(loaded, load_catalog(tmp_path)))
     assert rows["Partial run"].startswith("an excerpt: torchtitan_interval10.log shows steps 199-249")
 
 

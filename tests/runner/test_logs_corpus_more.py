@@ -12,6 +12,7 @@ from runner_support import REFERENCE, ROOT
 from generator.catalog import Catalog
 from generator.load import load_recipe
 from generator.models import Recipe
+from generator.registry import load_catalog
 from runner import measure
 from runner.logs import LogError, parse_file
 
@@ -32,7 +33,7 @@ def recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.load(ROOT)
+    return load_catalog(ROOT)
 
 
 def test_corpus_has_at_least_fourteen_logs_each_with_its_source() -> None:

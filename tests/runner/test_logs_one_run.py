@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from runner_support import REFERENCE, ROOT, registry, remeasure
 
-from generator.catalog import Catalog
 from generator.load import load_recipe
+from generator.registry import load_catalog
 from runner import cli, measure
 from runner.logs import LogError, parse_file, parse_lines
 
@@ -25,7 +25,7 @@ def test_two_megatron_runs_in_one_log_are_refused_naming_the_line() -> None:
     wanted = base.model_copy(update={"result": base.result.model_copy(update={"window": [1, 2]})})
     with pytest.raises(LogError, match=r"one log, one run: this log holds more than one run: "
                                        r"megatron_two_runs_concatenated.log line 6: the step counter goes back"):
-        measure.run_figures(wanted, Catalog.load(ROOT), log, allow_partial=True)
+        measure.run_figures(wanted, load_catalog(ROOT), log, allow_partial=True)
 
 
 def test_a_second_start_banner_and_a_world_size_change_are_named() -> None:

@@ -13,6 +13,7 @@ from generator import figures
 from generator.catalog import Catalog
 from generator.load import load_recipe
 from generator.models import Recipe
+from generator.registry import load_catalog
 from runner import measure
 from runner.logs import LogError, parse_file, parse_lines
 
@@ -35,7 +36,7 @@ def recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.load(ROOT)
+    return load_catalog(ROOT)
 
 
 def test_torchtitan_pipeline_placeholder_loss_is_no_loss_and_the_stated_run_is_read(catalog: Catalog) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 from runner_support import FIXTURES, ROOT, registry, remeasure
 
 from generator import figures
-from generator.catalog import Catalog
 from generator.check import check_recipe
 from generator.load import load_recipe
+from generator.registry import load_catalog
 
 LOG = FIXTURES / "miles_gemma4_31b.txt"  # a real miles run of the reference recipe (20 steps)
 
@@ -53,13 +53,13 @@ def test_three_runs_state_their_median_and_cv(tmp_path: Path) -> None:
     # check recomputes the CV across runs from the evidence: a stated CV that is not theirs is a problem.
     recipe.write_text(text.replace(f"runs_cv_percent: {round(expected_cv, 2)}", "runs_cv_percent: 9.99"))
     loaded = load_recipe(recipe, "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml", tmp_path / "recipes")
-    problems = [p.message for p in check_recipe(loaded, Catalog.load(tmp_path), dt.date(2026, 12, 4))]
+    problems = [p.message for p in check_recipe(loaded, load_catalog(tmp_path), dt.date(2026, 12, 4))]
     assert any(m.startswith("stated 9.99 but the 3 runs in") for m in problems), problems
 
 
 def test_a_verified_recipe_measured_since_the_rule_needs_three_runs() -> None:
     loaded = load_recipe(ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
-    catalog = Catalog.load(ROOT)
+    catalog = load_catalog(ROOT)
     since = figures.VERIFIED_MIN_RUNS_FROM
     assert not [p for p in check_recipe(loaded, catalog, since) if p.field == "result.runs"]  # measured before it
     res = loaded.recipe.result.model_copy(update={"measured": since})
