@@ -157,7 +157,8 @@ def remeasure(args: argparse.Namespace) -> int:
         accept_partial=args.accept_partial, timeout=args.timeout, as_new=args.as_new, workdir=Path(args.workdir),
         root=Path(args.root) if args.root else None, measured=args.measured,
         launcher=args.launcher, nodes=args.nodes, rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id,
-        sbatch=_sbatch_options(args), poll_s=args.poll,
+        sbatch=_sbatch_options(args), poll_s=args.poll, exclusive=not args.no_exclusive,
+        cpus_per_node=args.cpus_per_node,
     )
     try:
         outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
@@ -336,6 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--sbatch", action="append", metavar="OPTION",
                          help="slurm: any other sbatch option, passed through as one argument (repeat it): "
                               "--sbatch=--qos=high --sbatch=--time=01:00:00")
+    cluster.add_argument("--no-exclusive", action="store_true",
+                         help="slurm: share the nodes with other jobs (default: sbatch --exclusive, the whole node); "
+                              "needs --cpus-per-node")
+    cluster.add_argument("--cpus-per-node", type=int, metavar="N",
+                         help="slurm: CPUs the run takes on each node (default with --exclusive: all of them)")
     cluster.add_argument("--poll", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
     r.set_defaults(func=remeasure)
     n = sub.add_parser(

@@ -84,6 +84,8 @@ class Options:
     rdzv_id: str | None = None
     sbatch: list[str] = field(default_factory=list)  # extra sbatch options, passed through
     poll_s: float = 1.0  # --launcher slurm: seconds between looks at the job
+    exclusive: bool = True  # --launcher slurm: whole nodes (sbatch --exclusive) unless --no-exclusive
+    cpus_per_node: int | None = None  # --launcher slurm: CPUs of each node's task (default: all the node gives)
 
 
 class Shown(Exception):
@@ -208,7 +210,7 @@ def _as_new(target: Target, gpus: Any) -> Target:
 def _nodes(options: Options, recipe: Recipe) -> int:
     """The node count of a launch: --nodes, else gpu.count / gpu.per_node; it must hold the recipe's GPUs."""
     from runner.launchers import default_nodes, per_node
-    from runner.launchers.rendezvous import launches_torchrun
+    from runner.launchers.rendezvous import launches_torchrun, torchrun_problems
 
     if options.from_log:
         return 1
@@ -225,6 +227,10 @@ def _nodes(options: Options, recipe: Recipe) -> int:
         raise Stop(Outcome.PREFLIGHT, f"{options.recipe}: its run script calls no torchrun, and a run across "
                                       f"{nodes} nodes is started by torchrun on each node (the runner turns its "
                                       "arguments into a c10d rendezvous)")
+    problems = torchrun_problems(recipe.run) if nodes > 1 else []
+    if problems:
+        raise Stop(Outcome.PREFLIGHT, f"{options.recipe}: its torchrun would not join the rendezvous of a run across "
+                                      f"{nodes} nodes (every node would train alone): " + "; ".join(problems))
     return nodes
 
 
@@ -363,20 +369,29 @@ def _launch_slurm(target: Target, out: TextIO) -> Measured:
     submitted, followed to its end; rank 0's log parsed as a local run's."""
     from runner import measure
     from runner.launchers import nodes as node_checks
-    from runner.launchers import slurm
+    from runner.launchers import per_node, slurm
     from runner.launchers.rendezvous import launches_torchrun
     from runner.logs import tail
 
     options, recipe = target.options, target.recipe
     workdir = options.workdir.resolve()
-    sbatch = slurm.check_sbatch_options(options.sbatch)
+    try:
+        sbatch = slurm.check_sbatch_options(options.sbatch)
+    except slurm.SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
     started = dt.datetime.now(dt.UTC)
     base = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
 
     def script_for(run_dir: Path) -> str:
         return slurm.job_script(recipe_id=target.source.id, recipe=target.options.recipe.absolute(), root=target.root,
                                 run_dir=run_dir, workdir=workdir, nodes=target.nodes, env=dict(recipe.env),
-                                python=sys.executable)
+                                python=sys.executable, gpus_per_node=per_node(recipe), exclusive=options.exclusive,
+                                cpus_per_node=options.cpus_per_node)
+
+    try:
+        script_for(base)  # its env and resources are checked before anything is shown or submitted
+    except slurm.SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
 
     first = base / "run1" if target.runs > 1 else base
     shown = f"cd {shlex.quote(str(first))} && {shlex.join(slurm.sbatch_command(sbatch))}"
@@ -415,7 +430,8 @@ def _launch_slurm(target: Target, out: TextIO) -> Measured:
     rank0_host = followed.log_path.stem.removeprefix("node-")
     rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
     environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
-    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 {shlex.join(sbatch)} {slurm.JOB_SCRIPT}; on each "
+    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 --gpus-per-node={per_node(recipe)} "
+               f"{'--exclusive ' if options.exclusive else ''}{shlex.join(sbatch)} {slurm.JOB_SCRIPT}; on each "
                f"node: " + recorded_command(workdir, first / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
     extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
                           "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
