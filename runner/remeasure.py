@@ -445,9 +445,20 @@ def _rendezvous(target: Target) -> Any:
     from runner.launchers import rendezvous as rv
 
     options = target.options
-    endpoint = rv.check_endpoint(options.rdzv_endpoint) if options.rdzv_endpoint else f"{rv.this_host()}:{rv.free_port()}"
+    if options.rdzv_endpoint:
+        endpoint = rv.check_reachable(rv.check_endpoint(options.rdzv_endpoint))
+    else:  # a dry run binds nothing: the port is chosen at launch
+        endpoint = f"{rv.this_host()}:{'PORT' if options.dry_run else rv.free_port()}"
     run_id = rv.check_run_id(options.rdzv_id) if options.rdzv_id else rv.new_run_id()
     return rv.Rendezvous(endpoint, run_id, target.nodes)
+
+
+def _join_command(target: Target, rdzv: Any, report: str, token: str) -> list[str]:
+    """What each other node runs to join (same checkout and Python at the same paths)."""
+    options = target.options
+    return [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes),
+            "--rdzv-endpoint", rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--token", token,
+            "--workdir", str(options.workdir.resolve())]
 
 
 def _launch_torchrun(target: Target, out: TextIO) -> Measured:
@@ -458,7 +469,7 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
     from runner.launch import RunFailed, run_script, shell_quote_env
     from runner.launchers import nodes as node_checks
     from runner.launchers import torchrun
-    from runner.launchers.rendezvous import WRAPPER, this_host
+    from runner.launchers.rendezvous import WRAPPER, bind_address
     from runner.launchers.slurm import PreflightRefused
     from runner.logs import tail
 
@@ -467,6 +478,15 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
         raise Stop(Outcome.USAGE, "--launcher torchrun makes one run per rendezvous: run it again for another")
     workdir = options.workdir.resolve()
     rdzv = _rendezvous(target)
+    if options.dry_run:  # nothing is started, nothing listens: the plan and the join command are shown
+        join = _join_command(target, rdzv, f"{rdzv.endpoint.rpartition(':')[0]}:PORT", "TOKEN")
+        print(f"recipe: {target.source.id}\nwould hold a c10d rendezvous at {rdzv.endpoint}, id {rdzv.run_id}, "
+              f"{rdzv.nodes} nodes; each of the other {rdzv.nodes - 1} node(s) would run:\n  {shlex.join(join)}\n"
+              "(PORT and TOKEN, the run's secret, are chosen at launch)\nrun.sh (the recipe's run):", file=out)
+        for line in recipe.run.splitlines():
+            print(f"  | {line}", file=out)
+        print("(dry run with --launcher torchrun: nothing launched, nothing listening, nothing written)", file=out)
+        raise Shown()
     started = dt.datetime.now(dt.UTC)
     run_dir = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -476,11 +496,12 @@ def _launch_torchrun(target: Target, out: TextIO) -> Measured:
     shown = (f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(node_script))}"
              f"   (its torchrun: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes)")
     _confirm(target, shown, out)
-    collector = torchrun.Collector(run_dir, out)
+    host = rdzv.endpoint.rpartition(":")[0]  # the report address sits on the rendezvous host's interface
+    token = torchrun.new_token()
+    collector = torchrun.Collector(run_dir, out, bind_address(host), token)
     try:
-        report = f"{this_host()}:{collector.port}"
-        join = [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes), "--rdzv-endpoint",
-                rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--workdir", str(workdir)]
+        report = f"{host}:{collector.port}"
+        join = _join_command(target, rdzv, report, token)
         print(f"rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes. On each of the other "
               f"{rdzv.nodes - 1} node(s), from the same checkout and Python at the same paths, run:\n"
               f"  {shlex.join(join)}", file=out, flush=True)

@@ -140,9 +140,63 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _routable_address() -> str | None:
+    """This machine's address on its default route (a UDP socket's source address; nothing is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: a route is chosen, no packet leaves
+            address = str(s.getsockname()[0])
+        except OSError:
+            return None
+    return None if _loopback_name(address) else address
+
+
+def _loopback_name(name: str) -> bool:
+    """A name or address that means "this machine" wherever it is read (localhost, 127.x, ::1)."""
+    import ipaddress
+
+    bare = name.strip("[]").lower()
+    if bare in ("", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"):
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
 def this_host() -> str:
-    """This machine's name as the other nodes reach it."""
-    return socket.getfqdn() or socket.gethostname()
+    """This machine's name as the other nodes reach it: its FQDN or host name, never `localhost` (which
+    socket.getfqdn() answers where /etc/hosts lists the machine's name on 127.0.0.1), else its address on the default
+    route. The name is the one torch's c10d recognises as this machine's (so this node hosts the store).
+    RendezvousError when none is found (pass --rdzv-endpoint)."""
+    for name in (socket.getfqdn(), socket.gethostname()):
+        if name and not _loopback_name(name):
+            return name
+    address = _routable_address()
+    if address:
+        return address
+    raise RendezvousError("this machine's name is a loopback name, which the other nodes cannot reach: pass "
+                          "--rdzv-endpoint HOST:PORT with an address they reach")
+
+
+def check_reachable(endpoint: str) -> str:
+    """An endpoint other nodes are told to use: refused when its host is a loopback address."""
+    host = endpoint.rpartition(":")[0]
+    if _loopback_name(host):
+        raise RendezvousError(f"rendezvous endpoint {endpoint!r} is a loopback address: the other nodes would reach "
+                              "themselves; give this node's name or an address they reach")
+    return endpoint
+
+
+def bind_address(host: str) -> str:
+    """The address to listen on for `host`: its address here when that is not a loopback one (the interface the
+    other nodes reach), else every interface (a /etc/hosts that maps the name to 127.0.1.1 says nothing of how the
+    others resolve it; the run's token keeps strangers out)."""
+    try:
+        addresses = [str(info[4][0]) for info in socket.getaddrinfo(host.strip("[]"), None, type=socket.SOCK_STREAM)]
+    except OSError:
+        return ""
+    return next((a for a in addresses if not _loopback_name(a)), "")
 
 
 def launches_torchrun(script: str) -> bool:

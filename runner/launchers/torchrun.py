@@ -7,13 +7,18 @@ stack to this node and waits: once every node has reported, the stacks are compa
 run, named by its hostname with the difference, before anything trains), each node is told to go, and every node
 runs the recipe's script with its torchrun joining the rendezvous (rendezvous.py). The joining nodes stream their
 output back, so this node has every node's log, and rank 0's (wherever the rendezvous placed it) is the one parsed.
-Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON, the answer is `ok` or
-`refused: <why>`, then the node's output lines follow until it closes.
+Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON with the run's token (a
+per-run secret printed in the join command: a connection without it is closed unheard, so a stray or rogue joiner
+is never counted as a node nor its output taken as a log), the answer is `ok` or `refused: <why>`, then the node's
+output lines follow until it closes. The report address listens on the interface of this node's rendezvous host,
+not on every interface.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
 import socket
 import socketserver
 import threading
@@ -26,6 +31,11 @@ from runner.launchers import nodes as node_checks
 
 OK = "ok"
 REFUSED = "refused: "
+TOKEN_KEY = "token"
+
+
+def new_token() -> str:
+    return secrets.token_hex(16)
 
 
 @dataclass
@@ -40,8 +50,10 @@ class _Joined:
 class Collector:
     """The report address on this node: the joining nodes' stacks and their output (node-<i>-<host>.log)."""
 
-    def __init__(self, run_dir: Path, console: TextIO, host: str = "") -> None:
+    def __init__(self, run_dir: Path, console: TextIO, host: str, token: str) -> None:
         self.run_dir = run_dir
+        self.token = token
+        self.turned_away = 0  # connections without the run's token
         self.console = console
         self.joined: list[_Joined] = []
         self.lock = threading.Lock()
@@ -69,6 +81,11 @@ class Collector:
             return
         if not isinstance(stack, dict):
             return
+        given = stack.pop(TOKEN_KEY, None)
+        if not isinstance(given, str) or not hmac.compare_digest(given, self.token):
+            with self.lock:
+                self.turned_away += 1
+            return  # not a joiner of this run: never counted, never answered
         with self.arrived:
             joined = _Joined(len(self.joined) + 1, stack)
             self.joined.append(joined)
@@ -125,12 +142,13 @@ class Collector:
         self.server.server_close()
 
 
-def join(report: str, stack: dict[str, Any], timeout_s: float = 60.0) -> tuple[socket.socket, str]:
-    """Connects to the first node's report address, sends this node's stack; returns the socket and the answer."""
+def join(report: str, stack: dict[str, Any], token: str, timeout_s: float = 60.0) -> tuple[socket.socket, str]:
+    """Connects to the first node's report address, sends this node's stack with the run's token; returns the
+    socket and the answer."""
     host, _, port = report.rpartition(":")
     sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
     sock.settimeout(None)  # the answer comes when every node has reported
-    sock.sendall((json.dumps(stack) + "\n").encode())
+    sock.sendall((json.dumps(stack | {TOKEN_KEY: token}) + "\n").encode())
     answer = b""
     while not answer.endswith(b"\n"):
         chunk = sock.recv(4096)
@@ -173,10 +191,10 @@ def node_main(args: Any) -> int:
         check_entry(recipe, display, workdir)
     except Refusal as exc:
         message = str(exc) if str(exc).startswith("node ") else f"node {node_checks.hostname()}: {exc}"
-        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message})[0].close()
+        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message}, args.token)[0].close()
         print(f"error: {message}", file=sys.stderr)
         return node_checks.EXIT_REFUSED
-    sock, answer = join(args.report, stack)
+    sock, answer = join(args.report, stack, args.token)
     if answer != OK:
         sock.close()
         print(f"error: {answer or 'the first node closed the connection'}", file=sys.stderr)
