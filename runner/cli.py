@@ -217,11 +217,10 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
     remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
     from generator import evidence
     from generator.catalog import Catalog
-    from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
-    from runner import commit
+    from runner import checked, commit
     from runner.remeasure import Stop, recover
     from runner.yaml_edit import WriteError, convergence_text, decode, encode, unified_diff
 
@@ -247,27 +246,22 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
             text, newline = decode(raw, display)
             new, said = convergence_text(text, loaded.data, result, note, arms)
             change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
-            with commit.Staging(root) as staging:
-                staged = commit.stage([change], staging)
-                sidecar = commit.current_bytes(evidence.path_for(path))
-                if sidecar is not None:  # the check of the staged recipe reads its sidecar beside it
-                    staging.write(evidence.path_for(path), sidecar, commit.DEFAULT_MODE)
-                before = {p.message for p in check_recipe(loaded, catalog, dt.date.today())}
-                try:
-                    probe = load_recipe(staged[0], display, staging.place(root / RECIPES_DIR))
-                    after = check_recipe(probe, catalog, dt.date.today())
-                except InputError as exc:
-                    after = exc.problems
-                fresh = [p for p in after if p.message not in before]
-                if fresh:
-                    for p in fresh:
-                        _err(f"not written: the recipe would not check: {p}")
-                    return EXIT_USAGE
+
+            def passed() -> None:
                 print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
                 for line in said:
                     print(line, file=out)
-                if not dry_run:
-                    commit.commit([change], staged, staging, lambda paths: print(f"wrote {display}", file=out))
+
+            # The recipe's problems before this write stay its own (a convergence result is evidence either way);
+            # a problem the write would bring refuses it.
+            write = checked.Write(root, catalog, display, [change], 0, loaded, [evidence.path_for(path)],
+                                  refuse_known=False)
+            try:
+                checked.checked_commit(write, dry_run, passed, lambda paths: print(f"wrote {display}", file=out))
+            except checked.NotChecked as refused:
+                for p in refused.fresh:
+                    _err(f"not written: the recipe would not check: {p}")
+                return EXIT_USAGE
     except WriteError as exc:
         _err(f"{path}: {exc}")
         return EXIT_USAGE

@@ -14,10 +14,12 @@ checkout and its Python are: the usual shared home or project folder of a cluste
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,8 +29,10 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
+from runner.launchers.common import confirm, recorded_command, run_folder
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
 from runner.logs import ParsedLog, parser
+from runner.records import Measured, Outcome, Shown, Stop, Target
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
             "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
@@ -426,3 +430,86 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
     log_path, parsed = node_checks.rank0_log(run_dir, fmt)
     stacks = node_checks.read_stacks(run_dir / STACKS_DIR)
     return Followed(job, info, log_path, parsed, info.run_seconds, stacks)
+
+
+# --- the launch: measure(target) ---------------------------------------------------------------------------
+
+
+SLURM_GPU_HOURS_NOTE = "GPUs x the median run's Slurm job run time (RunTime: start to end, the per-node preflight " \
+    "and start-up included, queueing not)"
+
+
+def measure(target: Target, out: TextIO) -> Measured:
+    """The runs as Slurm jobs (runner/launchers/py): the batch script shown (with --dry-run: only shown),
+    submitted, followed to its end; rank 0's log parsed as a local run's."""
+    from runner import measure as runs
+    from runner.launchers import per_node
+    from runner.launchers.rendezvous import launches_torchrun
+    from runner.logs import tail
+
+    options, recipe = target.options, target.recipe
+    workdir = options.workdir.resolve()
+    try:
+        sbatch = check_sbatch_options(options.sbatch)
+    except SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+    started = dt.datetime.now(dt.UTC)
+    base = run_folder(target, started)
+
+    def script_for(run_dir: Path) -> str:
+        return job_script(recipe_id=target.source.id, recipe=target.options.recipe.absolute(), root=target.root,
+                                run_dir=run_dir, workdir=workdir, nodes=target.nodes, env=dict(recipe.env),
+                                python=sys.executable, gpus_per_node=per_node(recipe), exclusive=options.exclusive,
+                                cpus_per_node=options.cpus_per_node)
+
+    try:
+        script_for(base)  # its env and resources are checked before anything is shown or submitted
+    except SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+
+    first = base / "run1" if target.runs > 1 else base
+    shown = f"cd {shlex.quote(str(first))} && {shlex.join(sbatch_command(sbatch))}"
+    if options.dry_run:
+        print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
+              f"\n  {shown}\n{JOB_SCRIPT}:", file=out)
+        print(script_for(first), end="", file=out)
+        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
+        print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
+        raise Shown()
+    confirm(target, shown, out)
+    wl = recipe.workload
+    results, logs, stacks, jobs = [], [], [], []
+    followed = None
+    for i in range(target.runs):
+        run_dir = base / f"run{i + 1}" if target.runs > 1 else base
+        write_job(run_dir, recipe.run, script_for(run_dir))
+        job = submit(run_dir, sbatch)
+        jobs.append(job)
+        print(f"run {i + 1}/{target.runs}: Slurm job {job} ({target.nodes} node{'s' if target.nodes > 1 else ''}); "
+              f"logs in {run_dir}", file=out)
+        followed = follow(job, run_dir, target.fmt or "openrecipes", target.nodes, recipe.result.steps_per_run,
+                                figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                                options.timeout, out, options.poll_s, progress=not options.json)
+        if not followed.parsed.steps:
+            from runner.logs import LogError
+
+            raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
+                           "output")
+        logs.append(followed.parsed)
+        stacks = followed.stacks
+        results.append(runs.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
+                                           allow_partial=True, exit_code=followed.info.exit_code))
+    assert followed is not None
+    measured = runs.measured_date(logs, launched=started.date(), given=options.measured)
+    rank0_host = followed.log_path.stem.removeprefix("node-")
+    rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
+    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
+    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 --gpus-per-node={per_node(recipe)} "
+               f"{'--exclusive ' if options.exclusive else ''}{shlex.join(sbatch)} {JOB_SCRIPT}; on each "
+               f"node: " + recorded_command(workdir, first / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
+    extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
+                          "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
+             "nodes": node_checks.evidence_nodes(stacks)}
+    nccl = next((log.nccl_version for log in logs if log.nccl_version), None)
+    return Measured(runs.combine(recipe, results, measured), "launch", command, nccl, tail(followed.log_path),
+                    environment, extra, SLURM_GPU_HOURS_NOTE)

@@ -78,9 +78,8 @@ def parse_lines(lines: Iterable[str], fmt: str, source: str = "<log>") -> Parsed
 def parse_file(path: Path, fmt: str | None) -> ParsedLog:
     """Parses a log; fmt None sniffs it. A log in a format compatible with fmt (a NeMo log for a Megatron-Bridge
     recipe) is read in its own format. Raises LogError when the file is unreadable or has no steps."""
-    if not path.is_file():  # a device (/dev/zero), a fifo or a folder: never read as a log
-        what = "does not exist" if not path.exists() else "is not a regular file (a device, a fifo or a folder)"
-        raise LogError(f"{path}: {what}; pass the training log's file")
+    if path.exists() and not path.is_file():  # a device (/dev/zero), a fifo or a folder: never read as a log
+        raise LogError(f"{path}: is not a regular file (a device, a fifo or a folder); pass the training log's file")
     try:
         if fmt is None:
             fmt = sniff(read_lines(path))
