@@ -153,6 +153,7 @@ def remeasure(args: argparse.Namespace) -> int:
 
     options = Options(
         recipe=Path(args.recipe), runs=args.runs, from_log=[Path(p) for p in args.from_log or []],
+        log_run=args.log_run,
         dry_run=args.dry_run, yes=args.yes, json=args.json, accept_change=args.accept_change,
         accept_partial=args.accept_partial, timeout=args.timeout, as_new=args.as_new, workdir=Path(args.workdir),
         root=Path(args.root) if args.root else None, measured=args.measured,
@@ -302,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
     r.add_argument("--from-log", nargs="+", action="extend", metavar="LOG",
                    help="logs of runs made elsewhere (one per run): no hardware check, no launch")
+    r.add_argument("--log-run", type=int, metavar="N",
+                   help="with --from-log: a log holding several runs (a restart appended to it) is refused; this "
+                        "measures its Nth run alone, the log split where it starts again")
     r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
     r.add_argument("--accept-change", action="store_true",
                    help="write even when tokens/s moved beyond the tolerance (a real regression or improvement)")

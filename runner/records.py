@@ -50,6 +50,7 @@ class Options:
     recipe: Path
     runs: int | None = None
     from_log: list[Path] = field(default_factory=list)
+    log_run: int | None = None  # --log-run N: the Nth run of each log that holds several (split at its restarts)
     dry_run: bool = False
     yes: bool = False
     json: bool = False

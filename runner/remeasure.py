@@ -180,6 +180,8 @@ def find_target(options: Options) -> Target:
     if options.from_log and options.runs is not None and options.runs != len(options.from_log):
         raise Stop(Outcome.USAGE, f"--runs {options.runs} but {len(options.from_log)} logs given with --from-log "
                                   "(one log is one run)")
+    if options.log_run is not None and (not options.from_log or options.log_run < 1):
+        raise Stop(Outcome.USAGE, "--log-run N (N >= 1) picks a run within each --from-log log; give it with --from-log")
     runs = len(options.from_log) if options.from_log else (options.runs or 1)
     if runs < 1:
         raise Stop(Outcome.USAGE, "--runs must be at least 1")

@@ -30,13 +30,13 @@ def distinct_logs(paths: list[Path]) -> None:
 def measure(target: Target, out: object = None) -> Measured:
     """Each --from-log log one run, parsed in the recipe's format."""
     from runner import measure as runs
-    from runner.logs import parse_file, tail
+    from runner.logs import parse_file, parse_run, tail
 
     options = target.options
     results, logs, nccl = [], [], None
     distinct_logs(options.from_log)
     for name in options.from_log:
-        log = parse_file(name, target.fmt)
+        log = parse_file(name, target.fmt) if options.log_run is None else parse_run(name, target.fmt, options.log_run)
         nccl = nccl or log.nccl_version
         logs.append(log)
         results.append(runs.run_figures(target.recipe, target.catalog, log, allow_partial=True))
