@@ -57,11 +57,19 @@ SelectTypeParameters=CR_Core
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
+GresTypes=gpu
 ReturnToService=2
 MinJobAge=600
 SlurmdTimeout=60
-NodeName=$host CPUs=$cpus State=UNKNOWN
+NodeName=$host CPUs=$cpus Gres=gpu:8 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+EOF
+  # Eight stand-in GPUs (empty files; task/none constrains no devices): the runner's jobs ask for --gpus-per-node
+  # as on a GPU cluster; what the GPUs are is the per-node preflight's to check (OPENRECIPES_GPUS in the tests).
+  as_root mkdir -p /run/openrecipes-gpus
+  for i in 0 1 2 3 4 5 6 7; do as_root touch "/run/openrecipes-gpus/gpu$i"; done
+  as_root tee /etc/slurm/gres.conf >/dev/null <<EOF
+Name=gpu File=/run/openrecipes-gpus/gpu[0-7]
 EOF
 }
 
@@ -99,6 +107,9 @@ start() {
       echo "slurm: node $host idle ($(sinfo -V))"
       return 0
     fi
+    case "$state" in  # drained by an earlier configuration (the controller keeps node states): take it back
+      drained|drain*|inval) as_root scontrol update nodename="$host" state=resume 2>/dev/null || true ;;
+    esac
     sleep 1
   done
   echo "slurm: node $host not idle after 60 s (state: ${state:-none}); logs in $LOGS" >&2

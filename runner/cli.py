@@ -153,11 +153,13 @@ def remeasure(args: argparse.Namespace) -> int:
 
     options = Options(
         recipe=Path(args.recipe), runs=args.runs, from_log=[Path(p) for p in args.from_log or []],
+        log_run=args.log_run,
         dry_run=args.dry_run, yes=args.yes, json=args.json, accept_change=args.accept_change,
         accept_partial=args.accept_partial, timeout=args.timeout, as_new=args.as_new, workdir=Path(args.workdir),
         root=Path(args.root) if args.root else None, measured=args.measured,
         launcher=args.launcher, nodes=args.nodes, rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id,
-        sbatch=_sbatch_options(args), poll_s=args.poll,
+        sbatch=_sbatch_options(args), poll_s=args.poll, exclusive=not args.no_exclusive,
+        cpus_per_node=args.cpus_per_node,
     )
     try:
         outcome, report = pipeline(options, sys.stderr if args.json else sys.stdout)
@@ -215,11 +217,10 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
     """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
     remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
     from generator import evidence
-    from generator.check import check_recipe
     from generator.load import load_recipe
     from generator.problems import InputError
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, load_catalog
-    from runner import commit
+    from runner import checked, commit
     from runner.remeasure import Stop, recover
     from runner.yaml_edit import WriteError, convergence_text, decode, encode, unified_diff
 
@@ -245,27 +246,22 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
             text, newline = decode(raw, display)
             new, said = convergence_text(text, loaded.data, result, note, arms)
             change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
-            with commit.Staging(root) as staging:
-                staged = commit.stage([change], staging)
-                sidecar = commit.current_bytes(evidence.path_for(path))
-                if sidecar is not None:  # the check of the staged recipe reads its sidecar beside it
-                    staging.write(evidence.path_for(path), sidecar, commit.DEFAULT_MODE)
-                before = {p.message for p in check_recipe(loaded, catalog, dt.date.today())}
-                try:
-                    probe = load_recipe(staged[0], display, staging.place(root / RECIPES_DIR))
-                    after = check_recipe(probe, catalog, dt.date.today())
-                except InputError as exc:
-                    after = exc.problems
-                fresh = [p for p in after if p.message not in before]
-                if fresh:
-                    for p in fresh:
-                        _err(f"not written: the recipe would not check: {p}")
-                    return EXIT_USAGE
+
+            def passed() -> None:
                 print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
                 for line in said:
                     print(line, file=out)
-                if not dry_run:
-                    commit.commit([change], staged, staging, lambda paths: print(f"wrote {display}", file=out))
+
+            # The recipe's problems before this write stay its own (a convergence result is evidence either way);
+            # a problem the write would bring refuses it.
+            write = checked.Write(root, catalog, display, [change], 0, loaded, [evidence.path_for(path)],
+                                  refuse_known=False)
+            try:
+                checked.checked_commit(write, dry_run, passed, lambda paths: print(f"wrote {display}", file=out))
+            except checked.NotChecked as refused:
+                for p in refused.fresh:
+                    _err(f"not written: the recipe would not check: {p}")
+                return EXIT_USAGE
     except WriteError as exc:
         _err(f"{path}: {exc}")
         return EXIT_USAGE
@@ -306,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--yes", "-y", action="store_true", help="launch without asking for confirmation")
     r.add_argument("--from-log", nargs="+", action="extend", metavar="LOG",
                    help="logs of runs made elsewhere (one per run): no hardware check, no launch")
+    r.add_argument("--log-run", type=int, metavar="N",
+                   help="with --from-log: a log holding several runs (a restart appended to it) is refused; this "
+                        "measures its Nth run alone, the log split where it starts again")
     r.add_argument("--json", action="store_true", help="print the figures as JSON on stdout (messages go to stderr)")
     r.add_argument("--accept-change", action="store_true",
                    help="write even when tokens/s moved beyond the tolerance (a real regression or improvement)")
@@ -335,6 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--sbatch", action="append", metavar="OPTION",
                          help="slurm: any other sbatch option, passed through as one argument (repeat it): "
                               "--sbatch=--qos=high --sbatch=--time=01:00:00")
+    cluster.add_argument("--no-exclusive", action="store_true",
+                         help="slurm: share the nodes with other jobs (default: sbatch --exclusive, the whole node); "
+                              "needs --cpus-per-node")
+    cluster.add_argument("--cpus-per-node", type=int, metavar="N",
+                         help="slurm: CPUs the run takes on each node (default with --exclusive: all of them)")
     cluster.add_argument("--poll", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
     r.set_defaults(func=remeasure)
     n = sub.add_parser(
@@ -350,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--rdzv-endpoint", required=True, metavar="HOST:PORT")
     n.add_argument("--rdzv-id", required=True, metavar="ID")
     n.add_argument("--report", required=True, metavar="HOST:PORT", help="the first node's report address")
+    n.add_argument("--token", required=True, help="the run's secret, printed in the first node's join command")
     n.add_argument("--workdir", default=".", help="folder the run script runs in (default: .)")
     n.add_argument("--root", help="registry root (default: found above the recipe)")
     n.set_defaults(func=lambda a: __import__("runner.launchers.torchrun", fromlist=["x"]).node_main(a))

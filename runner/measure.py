@@ -60,8 +60,8 @@ def one_run(log: ParsedLog) -> None:
     named = "; ".join(f"{Path(log.source).name} {r}" for r in log.restarts[:MAX_RESTARTS_NAMED])
     more = f" (and {len(log.restarts) - MAX_RESTARTS_NAMED} more)" if len(log.restarts) > MAX_RESTARTS_NAMED else ""
     raise LogError(
-        f"{log.source}: one log, one run: this log holds more than one run: {named}{more}. Split it at that line into "
-        "one log per run and pass the run to measure (--from-log takes one log per run)"
+        f"{log.source}: one log, one run: this log holds more than one run: {named}{more}. Pass --log-run N to "
+        "measure its Nth run alone (the log split where it starts again), or split the file yourself"
     )
 
 

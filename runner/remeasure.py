@@ -2,25 +2,24 @@
 
 - `find_target` (Target): the recipe loaded inside its registry, the catalog, the file refusals, the preflight of
   this machine (for a launch), and for --as-new the new recipe's path and text.
-- `measure` (Measured): the runs launched here, or the logs of runs made elsewhere, parsed and turned into the
-  recipe's figures (runner.measure, through generator.figures only).
+- `measure_runs` (Measured): runner.launchers.measure(target): the launcher the options name (local, torchrun,
+  slurm, or from_log for runs made elsewhere), each a module with `measure(target, out) -> Measured`; the runs'
+  logs parsed and turned into the recipe's figures (runner.measure, through generator.figures only).
 - `decide` (Decision): the change gate (generator.figures.change_tolerance_percent), the new recipe text (a
   splice of the result) and the new evidence sidecar, and the report.
-- `write`: the new recipe and sidecar staged, checked by the registry's own check (refused for any problem the
-  recipe did not already have; one it had is reported), then committed together; runner/commit.py says how an
-  interruption at any point leaves both old or both new.
+- `write`: the checked write (runner/checked.py, also `convergence --write`'s): the new recipe and sidecar staged,
+  checked by the registry's own check (refused for any problem, the ones the recipe already had named apart), then
+  committed together; runner/commit.py says how an interruption at any point leaves both old or both new.
 
-Every refusal is a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
+The records between the steps (Options, Target, Measured, Stop/Outcome) live in runner/records.py. Every refusal is
+a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import enum
 import os
-import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,91 +27,17 @@ from generator import evidence, figures
 from generator.catalog import Catalog
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.models import Recipe, Status
-from generator.problems import InputError, Problem
+from generator.problems import InputError
 from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root, load_catalog
-from runner import commit, yaml_edit
+from runner import checked, commit, yaml_edit
+from runner.records import GPU_HOURS_NOTE, Measured, Options, Outcome, Shown, Stop, Target
 from runner.yaml_edit import WriteError
 
-
-class Outcome(enum.Enum):
-    OK = "ok"
-    USAGE = "usage"
-    PREFLIGHT = "preflight"
-    RUN_FAILED = "run-failed"
-    BAD_LOG = "bad-log"
-    CHANGE = "change"
-    LOCKED = "locked"
-    DECLINED = "declined"
-    WRITE = "write"
-    CHECK = "check"
-    INTERRUPTED = "interrupted"
-
-
-class Stop(Exception):
-    """The pipeline ends here; the message is for stderr, the outcome for the exit code."""
-
-    def __init__(self, outcome: Outcome, message: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-GPU_HOURS_NOTE = {
-    "launch": "GPUs x the median run's wall time under the runner, launch to exit (start-up included)",
-    "from-log": "GPUs x the median run's span from its log's first to its last timestamp (start-up before the first "
-    "timestamped line not counted)",
-}
-
-
-@dataclass(frozen=True)
-class Options:
-    recipe: Path
-    runs: int | None = None
-    from_log: list[Path] = field(default_factory=list)
-    dry_run: bool = False
-    yes: bool = False
-    json: bool = False
-    accept_change: bool = False
-    accept_partial: bool = False
-    timeout: float | None = None
-    as_new: str | None = None
-    workdir: Path = Path(".")
-    root: Path | None = None
-    measured: dt.date | None = None
-    launcher: str = "local"  # local | torchrun | slurm (runner/launchers)
-    nodes: int | None = None  # default: the recipe's gpu.count / gpu.per_node
-    rdzv_endpoint: str | None = None  # --launcher torchrun: HOST:PORT of the c10d store (default: this node)
-    rdzv_id: str | None = None
-    sbatch: list[str] = field(default_factory=list)  # extra sbatch options, passed through
-    poll_s: float = 1.0  # --launcher slurm: seconds between looks at the job
-
-
-class Shown(Exception):
-    """--dry-run with --launcher slurm: the batch script was printed and nothing submitted."""
+__all__ = ["GPU_HOURS_NOTE", "Measured", "Options", "Outcome", "Shown", "Stop", "Target", "find_target", "gate",
+           "measure_runs", "decide", "write", "recover", "remeasure"]
 
 
 # --- step 1: the target ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Target:
-    options: Options
-    root: Path
-    catalog: Catalog
-    source: LoadedRecipe  # the recipe named on the command line
-    recipe: Recipe  # what is measured against (for --as-new: the copy for the GPUs present)
-    path: Path  # the file written: the recipe itself, or the --as-new file
-    recipe_id: str
-    text: str  # the written file's text now, with "\n" line ends (for --as-new: the new recipe's)
-    newline: str  # the line end it is written back with
-    old_bytes: bytes | None  # the file's bytes as read (None: --as-new, no file yet)
-    gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log and --launcher slurm)
-    fmt: str | None  # the log format of the recipe's framework
-    runs: int
-    nodes: int = 1
-
-    @property
-    def display(self) -> str:
-        return display_path(self.path, self.root)
 
 
 def _registry_root(options: Options) -> Path:
@@ -208,7 +133,7 @@ def _as_new(target: Target, gpus: Any) -> Target:
 def _nodes(options: Options, recipe: Recipe) -> int:
     """The node count of a launch: --nodes, else gpu.count / gpu.per_node; it must hold the recipe's GPUs."""
     from runner.launchers import default_nodes, per_node
-    from runner.launchers.rendezvous import launches_torchrun
+    from runner.launchers.rendezvous import launches_torchrun, torchrun_problems
 
     if options.from_log:
         return 1
@@ -225,6 +150,10 @@ def _nodes(options: Options, recipe: Recipe) -> int:
         raise Stop(Outcome.PREFLIGHT, f"{options.recipe}: its run script calls no torchrun, and a run across "
                                       f"{nodes} nodes is started by torchrun on each node (the runner turns its "
                                       "arguments into a c10d rendezvous)")
+    problems = torchrun_problems(recipe.run) if nodes > 1 else []
+    if problems:
+        raise Stop(Outcome.PREFLIGHT, f"{options.recipe}: its torchrun would not join the rendezvous of a run across "
+                                      f"{nodes} nodes (every node would train alone): " + "; ".join(problems))
     return nodes
 
 
@@ -251,6 +180,8 @@ def find_target(options: Options) -> Target:
     if options.from_log and options.runs is not None and options.runs != len(options.from_log):
         raise Stop(Outcome.USAGE, f"--runs {options.runs} but {len(options.from_log)} logs given with --from-log "
                                   "(one log is one run)")
+    if options.log_run is not None and (not options.from_log or options.log_run < 1):
+        raise Stop(Outcome.USAGE, "--log-run N (N >= 1) picks a run within each --from-log log; give it with --from-log")
     runs = len(options.from_log) if options.from_log else (options.runs or 1)
     if runs < 1:
         raise Stop(Outcome.USAGE, "--runs must be at least 1")
@@ -273,286 +204,14 @@ def find_target(options: Options) -> Target:
 # --- step 2: the measurement ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Measured:
-    measurement: Any  # runner.measure.Measurement
-    source: str  # "launch" (run here) or "from-log" (a run made elsewhere)
-    command: str | None  # as recorded in the evidence: paths relative to the registry root
-    nccl: str | None
-    log_tail: list[str]
-    environment: dict[str, Any] | None = None  # the rank-0 node's stack, captured on the nodes (multi-node runs)
-    extra: dict[str, Any] = field(default_factory=dict)  # evidence keys of a multi-node run: launcher, nodes
-    gpu_hours_note: str | None = None  # what the GPU-hours count, where not GPU_HOURS_NOTE[source]
-
-
-def _relative(path: Path, root: Path, outside: str) -> str:
-    """A path as the evidence records it: relative to the registry root, or `outside` for one beyond it."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix() or "."
-    except ValueError:
-        return outside
-
-
-def recorded_command(workdir: Path, script: Path, env: dict[str, str], root: Path) -> str:
-    """The launch command for the evidence: no folder of the measuring machine (the evidence is committed); a
-    working folder outside the registry (the framework's checkout) is written as $WORKDIR."""
-    from runner.launch import shell_quote_env
-
-    where = _relative(workdir, root, "$WORKDIR")
-    where = where if where == "$WORKDIR" else shlex.quote(where)
-    return f"cd {where} && {shell_quote_env(env)} bash {shlex.quote(_relative(script, root, script.name))}"
-
-
-def _confirm(target: Target, command: str, out: TextIO) -> None:
-    recipe, runs = target.recipe, target.runs
-    print(f"recipe: {target.source.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:", file=out)
-    for line in recipe.run.splitlines():
-        print(f"  | {line}", file=out)
-    if target.options.yes:
-        return
-    if not sys.stdin.isatty():
-        raise Stop(Outcome.DECLINED, "no terminal to confirm the launch on: pass --yes to run without asking")
-    if input("Launch? [y/N] ").strip().lower() not in ("y", "yes"):
-        raise Stop(Outcome.DECLINED, "not launched")
-
-
-def _launch(target: Target, out: TextIO) -> Measured:
-    from runner import measure
-    from runner.launch import run_script, shell_quote_env
-    from runner.logs import LogError, parse_file, tail
-
-    options, recipe = target.options, target.recipe
-    workdir = options.workdir.resolve()
-    started = dt.datetime.now(dt.UTC)
-    run_dir = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    script = run_dir / "run.sh"
-    script.write_text(recipe.run, encoding="utf-8")
-    env = dict(os.environ) | dict(recipe.env)
-    shown = f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(script))}"
-    _confirm(target, shown, out)
-    wl = recipe.workload
-    results, logs, nccl = [], [], None
-    log_path = run_dir / "run1.log"
-    for i in range(target.runs):
-        log_path = run_dir / f"run{i + 1}.log"
-        print(f"run {i + 1}/{target.runs}: log {log_path}", file=out)
-        launched = run_script(
-            script, env, workdir, log_path, target.fmt or "openrecipes", recipe.result.steps_per_run,
-            figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count, options.timeout,
-            out, progress=not options.json,
-        )
-        log = launched.parsed if target.fmt else parse_file(log_path, None)
-        if not log.steps:
-            raise LogError(f"{log_path}: no {target.fmt or 'known-format'} training step lines in the run's output")
-        nccl = nccl or log.nccl_version
-        logs.append(log)
-        results.append(measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
-                                           allow_partial=True, exit_code=launched.returncode))
-    measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
-    command = recorded_command(workdir, script, dict(recipe.env), target.root)
-    return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(log_path))
-
-
-SLURM_GPU_HOURS_NOTE = "GPUs x the median run's Slurm job run time (RunTime: start to end, the per-node preflight " \
-    "and start-up included, queueing not)"
-
-
-def _launch_slurm(target: Target, out: TextIO) -> Measured:
-    """The runs as Slurm jobs (runner/launchers/slurm.py): the batch script shown (with --dry-run: only shown),
-    submitted, followed to its end; rank 0's log parsed as a local run's."""
-    from runner import measure
-    from runner.launchers import nodes as node_checks
-    from runner.launchers import slurm
-    from runner.launchers.rendezvous import launches_torchrun
-    from runner.logs import tail
-
-    options, recipe = target.options, target.recipe
-    workdir = options.workdir.resolve()
-    sbatch = slurm.check_sbatch_options(options.sbatch)
-    started = dt.datetime.now(dt.UTC)
-    base = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
-
-    def script_for(run_dir: Path) -> str:
-        return slurm.job_script(recipe_id=target.source.id, recipe=target.options.recipe.absolute(), root=target.root,
-                                run_dir=run_dir, workdir=workdir, nodes=target.nodes, env=dict(recipe.env),
-                                python=sys.executable)
-
-    first = base / "run1" if target.runs > 1 else base
-    shown = f"cd {shlex.quote(str(first))} && {shlex.join(slurm.sbatch_command(sbatch))}"
-    if options.dry_run:
-        print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
-              f"\n  {shown}\n{slurm.JOB_SCRIPT}:", file=out)
-        print(script_for(first), end="", file=out)
-        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
-        print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
-        raise Shown()
-    _confirm(target, shown, out)
-    wl = recipe.workload
-    results, logs, stacks, jobs = [], [], [], []
-    followed = None
-    for i in range(target.runs):
-        run_dir = base / f"run{i + 1}" if target.runs > 1 else base
-        slurm.write_job(run_dir, recipe.run, script_for(run_dir))
-        job = slurm.submit(run_dir, sbatch)
-        jobs.append(job)
-        print(f"run {i + 1}/{target.runs}: Slurm job {job} ({target.nodes} node{'s' if target.nodes > 1 else ''}); "
-              f"logs in {run_dir}", file=out)
-        followed = slurm.follow(job, run_dir, target.fmt or "openrecipes", target.nodes, recipe.result.steps_per_run,
-                                figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
-                                options.timeout, out, options.poll_s, progress=not options.json)
-        if not followed.parsed.steps:
-            from runner.logs import LogError
-
-            raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
-                           "output")
-        logs.append(followed.parsed)
-        stacks = followed.stacks
-        results.append(measure.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
-                                           allow_partial=True, exit_code=followed.info.exit_code))
-    assert followed is not None
-    measured = measure.measured_date(logs, launched=started.date(), given=options.measured)
-    rank0_host = followed.log_path.stem.removeprefix("node-")
-    rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
-    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
-    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 {shlex.join(sbatch)} {slurm.JOB_SCRIPT}; on each "
-               f"node: " + recorded_command(workdir, first / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
-    extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
-                          "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
-             "nodes": node_checks.evidence_nodes(stacks)}
-    nccl = next((log.nccl_version for log in logs if log.nccl_version), None)
-    return Measured(measure.combine(recipe, results, measured), "launch", command, nccl, tail(followed.log_path),
-                    environment, extra, SLURM_GPU_HOURS_NOTE)
-
-
-def _rendezvous(target: Target) -> Any:
-    from runner.launchers import rendezvous as rv
-
-    options = target.options
-    endpoint = rv.check_endpoint(options.rdzv_endpoint) if options.rdzv_endpoint else f"{rv.this_host()}:{rv.free_port()}"
-    run_id = rv.check_run_id(options.rdzv_id) if options.rdzv_id else rv.new_run_id()
-    return rv.Rendezvous(endpoint, run_id, target.nodes)
-
-
-def _launch_torchrun(target: Target, out: TextIO) -> Measured:
-    """One run across nodes through a c10d rendezvous held here (runner/launchers/torchrun.py): the other nodes
-    join with the printed command, report their stacks (compared before anything trains) and stream their output
-    back; rank 0's log, wherever it ran, is parsed as a local run's."""
-    from runner import measure
-    from runner.launch import RunFailed, run_script, shell_quote_env
-    from runner.launchers import nodes as node_checks
-    from runner.launchers import torchrun
-    from runner.launchers.rendezvous import WRAPPER, this_host
-    from runner.launchers.slurm import PreflightRefused
-    from runner.logs import tail
-
-    options, recipe = target.options, target.recipe
-    if target.runs != 1:
-        raise Stop(Outcome.USAGE, "--launcher torchrun makes one run per rendezvous: run it again for another")
-    workdir = options.workdir.resolve()
-    rdzv = _rendezvous(target)
-    started = dt.datetime.now(dt.UTC)
-    run_dir = commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "run.sh").write_text(recipe.run, encoding="utf-8")
-    node_script = run_dir / "node.sh"
-    node_script.write_text(WRAPPER, encoding="utf-8")
-    shown = (f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(node_script))}"
-             f"   (its torchrun: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes)")
-    _confirm(target, shown, out)
-    collector = torchrun.Collector(run_dir, out)
-    try:
-        report = f"{this_host()}:{collector.port}"
-        join = [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes), "--rdzv-endpoint",
-                rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--workdir", str(workdir)]
-        print(f"rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes. On each of the other "
-              f"{rdzv.nodes - 1} node(s), from the same checkout and Python at the same paths, run:\n"
-              f"  {shlex.join(join)}", file=out, flush=True)
-        try:
-            joined = collector.wait_for(rdzv.nodes - 1, options.timeout or 600.0)
-        except TimeoutError as exc:
-            raise RunFailed(f"{exc}; nothing trained, nothing written") from None
-        own = node_checks.node_stack(target.gpus)
-        stacks = [own] + [j.stack for j in joined]
-        problems = [str(s["refused"]) for s in stacks if "refused" in s] or node_checks.differences(stacks)
-        if problems:
-            collector.answer(torchrun.REFUSED + "; ".join(problems))
-            raise PreflightRefused("; ".join(problems) + "; nothing trained, nothing written")
-        collector.answer(torchrun.OK)
-        wl = recipe.workload
-        own_log = run_dir / f"node-0-{own[node_checks.HOST_KEY]}.log"
-        launched = run_script(node_script, dict(os.environ) | dict(recipe.env) | rdzv.env(), workdir, own_log,
-                              target.fmt or "openrecipes", recipe.result.steps_per_run,
-                              figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
-                              options.timeout, out, progress=not options.json)
-        collector.drain(30.0)
-    finally:
-        collector.close()
-    log_path, log = node_checks.rank0_log(run_dir, target.fmt or "openrecipes")
-    result = measure.run_figures(recipe, target.catalog, log, launched.wall_seconds,
-                                 allow_partial=True, exit_code=launched.returncode)
-    measured = measure.measured_date([log], launched=started.date(), given=options.measured)
-    rank0 = stacks[int(log_path.stem.split("-")[1])]
-    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY}
-    command = (f"on each of {rdzv.nodes} nodes: " + recorded_command(workdir, run_dir / "run.sh", dict(recipe.env),
-                                                                      target.root) + " (torchrun: c10d rendezvous)")
-    extra = {"launcher": {"name": "torchrun", "nodes": rdzv.nodes, "rendezvous": "c10d on the first node"},
-             "nodes": node_checks.evidence_nodes(stacks)}
-    return Measured(measure.combine(recipe, [result], measured), "launch", command, log.nccl_version, tail(log_path),
-                    environment, extra)
-
-
-def _distinct_logs(paths: list[Path]) -> None:
-    """One log is one run: the same log given twice (the same file, or the same bytes) is refused."""
-    import hashlib
-
-    seen: dict[str, Path] = {}
-    for path in paths:
-        try:
-            if path.is_file():
-                with path.open("rb") as handle:
-                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
-            else:  # a device or a fifo: never read to its end here
-                digest = f"path:{path.resolve()}"
-        except OSError:
-            continue  # parse_file says why it cannot be read
-        if digest in seen:
-            raise Stop(Outcome.USAGE, f"--from-log {path} is the same log as --from-log {seen[digest]} (the same bytes): "
-                                      "one log is one run, and a run counted twice is not two runs")
-        seen[digest] = path
-
-
-def _from_logs(target: Target) -> Measured:
-    from runner import measure
-    from runner.logs import parse_file, tail
-
-    options = target.options
-    results, logs, nccl = [], [], None
-    _distinct_logs(options.from_log)
-    for name in options.from_log:
-        log = parse_file(name, target.fmt)
-        nccl = nccl or log.nccl_version
-        logs.append(log)
-        results.append(measure.run_figures(target.recipe, target.catalog, log, allow_partial=True))
-    measured = measure.measured_date(logs, given=options.measured)
-    return Measured(measure.combine(target.recipe, results, measured), "from-log", None, nccl,
-                    tail(options.from_log[-1]))
-
-
 def measure_runs(target: Target, out: TextIO) -> Measured:
     from runner.launch import Interrupted, RunFailed
-    from runner.launchers import slurm
+    from runner.launchers import measure, slurm
     from runner.launchers.rendezvous import RendezvousError
     from runner.logs import LogError
 
     try:
-        if target.options.from_log:
-            return _from_logs(target)
-        if target.options.launcher == "slurm":
-            return _launch_slurm(target, out)
-        if target.options.launcher == "torchrun":
-            return _launch_torchrun(target, out)
-        return _launch(target, out)
+        return measure(target, out)
     except slurm.PreflightRefused as exc:
         raise Stop(Outcome.PREFLIGHT, str(exc)) from None
     except (slurm.JobFailed, slurm.SlurmError) as exc:
@@ -764,23 +423,6 @@ def _changes(target: Target, decision: Decision) -> list[commit.FileChange]:
     ]
 
 
-def check_staged(target: Target, recipe: Path, staging: commit.Staging) -> tuple[list[Problem], list[Problem]]:
-    """The registry's check of the staged recipe with its staged sidecar, located at the real file's lines: the
-    problems this write would bring, and those the recipe already had (not the measurement's doing, but still a
-    refusal: nothing check rejects is written; the message tells the two apart)."""
-    from generator.check import check_recipe
-
-    today = dt.date.today()
-    before = check_recipe(target.source, target.catalog, today) if not target.options.as_new else []
-    try:
-        loaded = load_recipe(recipe, target.display, staging.place(target.root / RECIPES_DIR))
-        after = check_recipe(loaded, target.catalog, today)
-    except InputError as exc:
-        after = exc.problems
-    known = {(p.field, p.message) for p in before}
-    return [p for p in after if (p.field, p.message) not in known], [p for p in after if (p.field, p.message) in known]
-
-
 def _diff(target: Target, new_text: str) -> str:
     from runner.yaml_edit import unified_diff
 
@@ -799,33 +441,32 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
         raise Stop(Outcome.LOCKED, f"{target.path} changed while it was being measured (edited meanwhile?); nothing "
                                    "written. Run again.")
     changes = _changes(target, decision)
+
+    def passed() -> None:
+        if options.dry_run:
+            print(_diff(target, decision.new_text) or "(no change)", file=out)
+            print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)
+            decision.report["decision"] = "would write (dry run)"
+
+    def announce(paths: list[Path]) -> None:
+        decision.report["wrote"] = True
+        decision.report["decision"] = "written"
+        print(_diff(target, decision.new_text) or f"{target.display}: figures unchanged at the stated precision",
+              file=out)
+        print(f"wrote {target.display} and {sidecar_name}", file=out)
+
+    write_ = checked.Write(target.root, target.catalog, target.display, changes, 1,
+                           None if options.as_new else target.source)
     try:
-        with commit.Staging(target.root) as staging:
-            staged = commit.stage(changes, staging)
-            problems, known = check_staged(target, staged[1], staging)
-            if problems:
-                lines = "\n".join(f"  {p}" for p in problems)
-                raise Stop(Outcome.CHECK, f"not written: the new figures would not pass `python -m generator check`:"
-                                          f"\n{lines}")
-            if known:  # never write what check rejects, even when the measurement is not to blame
-                lines = "\n".join(f"  {p}" for p in known)
-                raise Stop(Outcome.CHECK, "not written: the recipe already fails `python -m generator check` (not this "
-                                          f"measurement's doing); fix these first, then run again:\n{lines}")
-            if options.dry_run:
-                print(_diff(target, decision.new_text) or "(no change)", file=out)
-                print(f"(dry run: nothing written; {sidecar_name} would be written too; both pass check)", file=out)
-                decision.report["decision"] = "would write (dry run)"
-                return Outcome.OK
-
-            def announce(paths: list[Path]) -> None:
-                decision.report["wrote"] = True
-                decision.report["decision"] = "written"
-                print(_diff(target, decision.new_text) or f"{target.display}: figures unchanged at the stated "
-                      "precision", file=out)
-                print(f"wrote {target.display} and {sidecar_name}", file=out)
-
-            target.path.parent.mkdir(parents=True, exist_ok=True)  # --as-new for another GPU: its folder
-            commit.commit(changes, staged, staging, announce)
+        wrote = checked.checked_commit(write_, options.dry_run, passed, announce)
+    except checked.NotChecked as refused:
+        if refused.fresh:
+            lines = "\n".join(f"  {p}" for p in refused.fresh)
+            raise Stop(Outcome.CHECK, f"not written: the new figures would not pass `python -m generator check`:"
+                                      f"\n{lines}") from None
+        lines = "\n".join(f"  {p}" for p in refused.known)  # never written, even when the measurement is not to blame
+        raise Stop(Outcome.CHECK, "not written: the recipe already fails `python -m generator check` (not this "
+                                  f"measurement's doing); fix these first, then run again:\n{lines}") from None
     except commit.Changed as exc:
         raise Stop(Outcome.LOCKED, str(exc)) from None
     except commit.CommitFailed as exc:
@@ -835,7 +476,7 @@ def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     except OSError as exc:  # staging: a full disk, permissions; nothing was renamed into the registry
         raise Stop(Outcome.WRITE, f"{exc.filename or 'staging the new files'}: {exc.strerror or exc}; nothing written "
                                   f"({target.display} and {sidecar_name} are as they were)") from None
-    if options.as_new:
+    if wrote and options.as_new:
         print(f"{target.display} is a new recipe: review its author, notes and correctness before committing it",
               file=out)
     return Outcome.OK

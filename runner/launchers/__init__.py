@@ -6,15 +6,38 @@ script is what runs (see rendezvous.py for how its `torchrun` joins the rendezvo
 - nodes.py: each node's preflight (its GPUs against the recipe, its software stack) and the comparison of the nodes.
 - slurm.py: the sbatch script, the submission, the job's state and progress, cancellation, rank 0's log.
 - torchrun.py: the multi-node torchrun launch without a scheduler (this node and the nodes that join it).
+- local.py: a run on this machine; from_log.py: runs made elsewhere, given as logs.
+- common.py: what every launcher shares (the run folder, the recorded command, the confirmation).
+
+Each launcher is a module with `measure(target, out) -> Measured` (the records in runner/records.py); `measure`
+below picks the one the options name. Process groups, signals and progress live in runner/launch.py.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from generator.models import Recipe
 
 LAUNCHERS = ("local", "torchrun", "slurm")
+
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from runner.records import Measured, Target
+
+
+def measure(target: Target, out: TextIO) -> Measured:
+    """The runs of the target, launched as its options say (or read from --from-log), turned into figures."""
+    import importlib
+
+    options = target.options
+    name = "from_log" if options.from_log else options.launcher
+    if name not in ("from_log", *LAUNCHERS):
+        raise ValueError(f"unknown launcher {name!r} (known: {', '.join(LAUNCHERS)})")
+    module = importlib.import_module(f"runner.launchers.{name}")
+    return module.measure(target, out)
 
 
 def per_node(recipe: Recipe) -> int:

@@ -25,17 +25,78 @@ ENV_PYTHON = "OPENRECIPES_PYTHON"  # the interpreter with torch and the runner (
 
 _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_TORCHRUN = re.compile(r"(?:^|[\s;&|(`])torchrun(?:\s|$)", re.M)
+_TORCHRUN = re.compile(r"(?:^|[\s;&|(`/])torchrun(?:\s|$)", re.M)
 
 # The script every node runs: the recipe's run.sh beside it, with `torchrun` joining the rendezvous. Fixed text:
-# nothing of the recipe is pasted into it.
+# nothing of the recipe is pasted into it. `torchrun` is an executable first on PATH (not a shell function), so
+# the script finds it however it starts it: plainly, or through `exec`, `env X=1`, `timeout 3600`, `nohup`, `time`.
 WRAPPER = """#!/usr/bin/env bash
 # Written by the OpenRecipes runner. Runs the recipe's script (run.sh, beside this file) with its `torchrun` joining
 # the c10d rendezvous named by OPENRECIPES_RDZV_ENDPOINT, OPENRECIPES_RDZV_ID and OPENRECIPES_NNODES.
-torchrun() { "${OPENRECIPES_PYTHON:-python3}" -m runner.launchers.rendezvous "$@"; }
-export -f torchrun
-exec bash "$(dirname "$0")/run.sh"
+set -e
+shim=$(mktemp -d "${TMPDIR:-/tmp}/openrecipes-torchrun.XXXXXX")
+trap 'rm -rf "$shim"' EXIT
+printf '#!/usr/bin/env bash\\nexec "${OPENRECIPES_PYTHON:-python3}" -m runner.launchers.rendezvous "$@"\\n' \\
+  > "$shim/torchrun"
+chmod +x "$shim/torchrun"
+export PATH="$shim:$PATH"
+set +e
+bash "$(dirname "$0")/run.sh"
 """
+
+# Commands that start the command after them (with their own options and values first): the torchrun they start
+# is found on PATH, as a plain one is.
+_PASS_THROUGH = {"exec", "env", "timeout", "nohup", "time", "nice", "stdbuf", "setsid", "command", "numactl",
+                 "taskset", "ionice", "chrt"}
+# Launchers that start torchrun themselves on nodes of their choosing: under the runner's launch they would start
+# it again, outside the rendezvous.
+_OWN_LAUNCHERS = {"srun", "mpirun", "mpiexec", "pdsh", "ssh", "salloc", "sbatch"}
+
+
+def torchrun_problems(script: str) -> list[str]:
+    """Why the script's torchrun would not join the runner's rendezvous (one line each, naming the script's
+    line), or []: a torchrun under srun/mpirun/ssh, by an absolute path, or as python -m torch.distributed.run."""
+    import shlex
+
+    problems = []
+    for number, raw in enumerate(script.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "torch.distributed.run" in line or "torch.distributed.launch" in line:
+            problems.append(f"run line {number}: python -m torch.distributed.run/launch is not the torchrun the "
+                            "runner turns into a rendezvous; call `torchrun` by name")
+            continue
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+            lexer.whitespace_split = True
+            words = list(lexer)
+        except ValueError:
+            words = line.split()
+        command: list[str] = []
+        for word in [*words, ";"]:
+            if word and set(word) <= set(";&|()"):
+                problems += _command_problems(command, number)
+                command = []
+            else:
+                command.append(word)
+    return problems
+
+
+def _command_problems(words: list[str], number: int) -> list[str]:
+    names = [w for w in words if "=" not in w or w.startswith("-")]
+    starts = [w.rsplit("/", 1)[-1] for w in names]
+    if "torchrun" not in starts:
+        return []
+    at = starts.index("torchrun")
+    launcher = next((w for w in starts[:at] if w in _OWN_LAUNCHERS), None)
+    if launcher:
+        return [f"run line {number}: torchrun is started by {launcher}, which places its processes itself; under "
+                "the runner's launch (one task per node) call torchrun directly"]
+    if names[at] != "torchrun":
+        return [f"run line {number}: torchrun is called by its path ({names[at]}), which passes by the rendezvous; "
+                "call it by name (`torchrun`)"]
+    return []
 
 
 class RendezvousError(ValueError):
@@ -79,13 +140,68 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _routable_address() -> str | None:
+    """This machine's address on its default route (a UDP socket's source address; nothing is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: a route is chosen, no packet leaves
+            address = str(s.getsockname()[0])
+        except OSError:
+            return None
+    return None if _loopback_name(address) else address
+
+
+def _loopback_name(name: str) -> bool:
+    """A name or address that means "this machine" wherever it is read (localhost, 127.x, ::1)."""
+    import ipaddress
+
+    bare = name.strip("[]").lower()
+    if bare in ("", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"):
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
 def this_host() -> str:
-    """This machine's name as the other nodes reach it."""
-    return socket.getfqdn() or socket.gethostname()
+    """This machine's name as the other nodes reach it: its FQDN or host name, never `localhost` (which
+    socket.getfqdn() answers where /etc/hosts lists the machine's name on 127.0.0.1), else its address on the default
+    route. The name is the one torch's c10d recognises as this machine's (so this node hosts the store).
+    RendezvousError when none is found (pass --rdzv-endpoint)."""
+    for name in (socket.getfqdn(), socket.gethostname()):
+        if name and not _loopback_name(name):
+            return name
+    address = _routable_address()
+    if address:
+        return address
+    raise RendezvousError("this machine's name is a loopback name, which the other nodes cannot reach: pass "
+                          "--rdzv-endpoint HOST:PORT with an address they reach")
+
+
+def check_reachable(endpoint: str) -> str:
+    """An endpoint other nodes are told to use: refused when its host is a loopback address."""
+    host = endpoint.rpartition(":")[0]
+    if _loopback_name(host):
+        raise RendezvousError(f"rendezvous endpoint {endpoint!r} is a loopback address: the other nodes would reach "
+                              "themselves; give this node's name or an address they reach")
+    return endpoint
+
+
+def bind_address(host: str) -> str:
+    """The address to listen on for `host`: its address here when that is not a loopback one (the interface the
+    other nodes reach), else every interface (a /etc/hosts that maps the name to 127.0.1.1 says nothing of how the
+    others resolve it; the run's token keeps strangers out)."""
+    try:
+        addresses = [str(info[4][0]) for info in socket.getaddrinfo(host.strip("[]"), None, type=socket.SOCK_STREAM)]
+    except OSError:
+        return ""
+    return next((a for a in addresses if not _loopback_name(a)), "")
 
 
 def launches_torchrun(script: str) -> bool:
-    """Whether a run script calls `torchrun` (a multi-node run needs one: it is what joins the rendezvous)."""
+    """Whether a run script calls `torchrun` (a multi-node run needs one: it is what joins the rendezvous), plainly
+    or through a command that starts it (exec, env, timeout, nohup, ...)."""
     lines = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
     return bool(_TORCHRUN.search("\n".join(lines)))
 

@@ -14,10 +14,12 @@ checkout and its Python are: the usual shared home or project folder of a cluste
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,14 +29,26 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
+from runner.launchers.common import confirm, recorded_command, run_folder
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
 from runner.logs import ParsedLog, parser
+from runner.records import Measured, Outcome, Shown, Stop, Target
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
             "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
 # Options the runner sets itself: one task per node, its own output files; given again they would break the launch.
 RESERVED_OPTIONS = ("--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node", "--output", "-o", "--error", "-e",
-                    "--wrap", "--parsable", "--chdir", "-D", "--export")
+                    "--wrap", "--parsable", "--chdir", "-D", "--export", "--gpus-per-node", "--cpus-per-task", "-c")
+RESERVED_LONG = tuple(o for o in RESERVED_OPTIONS if o.startswith("--"))
+RESERVED_SHORT = {o[1] for o in RESERVED_OPTIONS if not o.startswith("--")}
+# sbatch's short options (getopt): those that take a value (attached, -N2, or the next argument) and flags.
+SHORT_WITH_VALUE = set("AabcCdDeFGiJLMmNnopqStwx")
+SHORT_FLAGS = set("hHIkOQsuVvW")
+# Variables a recipe's env may not set: the runner's own, Slurm's (srun and sbatch read SLURM_*, SRUN_*, SBATCH_*
+# as options inside the job), and those bash reads at start-up or that change how the job script is parsed.
+RESERVED_ENV_PREFIXES = ("OPENRECIPES_", "SLURM_", "SRUN_", "SBATCH_", "SALLOC_", "PMI_", "PMIX_", "BASH_FUNC_")
+RESERVED_ENV = {"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
+                "POSIXLY_CORRECT", "LD_PRELOAD", "LD_AUDIT"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _JOB_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _FIELD = re.compile(r"(\w+)=(\S*)")
@@ -70,39 +84,113 @@ def check_env_names(env: dict[str, str]) -> dict[str, str]:
                              "digit); the batch script cannot export it")
         if "\0" in str(value):
             raise SlurmError(f"env: {name}'s value holds a NUL byte")
+        reserved = reserved_env(str(name))
+        if reserved:
+            raise SlurmError(f"env: {name} is reserved ({reserved}); a recipe's env may not set it")
     return {str(k): str(v) for k, v in env.items()}
 
 
+def reserved_env(name: str) -> str | None:
+    """Why a recipe's env may not set `name` in a launch across nodes, or None."""
+    if name in RESERVED_ENV:
+        return "bash or the loader reads it as the job starts: it would change what every node runs"
+    prefix = next((p for p in RESERVED_ENV_PREFIXES if name.startswith(p)), None)
+    if prefix == "OPENRECIPES_":
+        return "the runner's own: it names the interpreter, the node count and the rendezvous every node joins"
+    if prefix is not None:
+        return f"{prefix}* is read by Slurm or the process manager as the job's own settings"
+    return None
+
+
 def check_sbatch_options(options: list[str]) -> list[str]:
-    """Extra sbatch options as given (one argument each, passed on sbatch's command line); those the runner sets
-    itself are refused."""
+    """Extra sbatch options as given (one argument each, passed on sbatch's command line), read as sbatch's getopt
+    reads them: a long option by any prefix of its name (--out= is --output=), short flags bundled (-vN2 is -v -N 2).
+    Those the runner sets itself are refused."""
+    expect_value = False
     for option in options:
-        if not option.startswith("-") or "\n" in option or "\0" in option:
+        if "\n" in option or "\0" in option:
+            raise SlurmError(f"sbatch option {option!r}: a newline or NUL in an option")
+        if expect_value:  # the value of the previous short option (-p gpu given as two --sbatch)
+            expect_value = False
+            continue
+        if not option.startswith("-") or option in ("-", "--"):
             raise SlurmError(f"sbatch option {option!r}: give options such as --partition=gpu or --account=proj")
-        name = option.split("=", 1)[0]
-        if not name.startswith("--"):
-            name = name[:2]  # a short option with its value attached: -N2
-        if name in RESERVED_OPTIONS:
-            raise SlurmError(f"sbatch option {option!r}: the runner sets {name} itself (one task per node, its own "
-                             "output files)")
+        if option.startswith("--"):
+            _check_long(option)
+        else:
+            expect_value = _check_short(option)
     return list(options)
+
+
+def _refuse(option: str, name: str) -> None:
+    raise SlurmError(f"sbatch option {option!r}: sbatch reads it as {name}, which the runner sets itself (one task "
+                     "per node, the recipe's GPUs per node, the node's CPUs, its own output files)")
+
+
+def _check_long(option: str) -> None:
+    name = option.split("=", 1)[0]
+    if name in RESERVED_LONG:
+        _refuse(option, name)
+    abbreviated = [r for r in RESERVED_LONG if r.startswith(name)]
+    if abbreviated:  # getopt_long takes an unambiguous prefix for the whole name
+        _refuse(option, " or ".join(abbreviated))
+
+
+def _check_short(option: str) -> bool:
+    """Checks bundled short options; True when the last one takes its value from the next argument."""
+    letters = option[1:]
+    for i, letter in enumerate(letters):
+        if letter in RESERVED_SHORT:
+            _refuse(option, f"-{letter}")
+        if letter in SHORT_WITH_VALUE:
+            return i == len(letters) - 1  # the rest of the argument is its value
+        if letter not in SHORT_FLAGS:
+            raise SlurmError(f"sbatch option {option!r}: -{letter} is not an sbatch option")
+    return False
 
 
 def job_name(recipe_id: str) -> str:
     return "openrecipes-" + _JOB_NAME.sub("-", recipe_id).strip("-")[:100]
 
 
+def resources(gpus_per_node: int, exclusive: bool, cpus_per_node: int | None) -> list[str]:
+    """The #SBATCH lines of what each node gives the run: the recipe's GPUs, and the whole node (exclusive, its CPUs
+    to the one task) or the CPUs asked for."""
+    if gpus_per_node < 1:
+        raise SlurmError(f"{gpus_per_node} GPUs per node: a recipe's gpu.per_node is at least 1")
+    lines = [f"#SBATCH --gpus-per-node={gpus_per_node}"]
+    if exclusive:
+        lines.append("#SBATCH --exclusive")
+    elif cpus_per_node is None or cpus_per_node < 1:
+        raise SlurmError("--no-exclusive shares the nodes: say how many CPUs the run takes on each with "
+                         "--cpus-per-node N")
+    if cpus_per_node is not None:
+        lines.append(f"#SBATCH --cpus-per-task={cpus_per_node}")
+    return lines
+
+
+def _comment(text: str) -> str:
+    """Text for a comment line of the script: printable, one line (a newline in a file name would end the comment
+    and start a command)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def job_script(*, recipe_id: str, recipe: Path, root: Path, run_dir: Path, workdir: Path, nodes: int,
-               env: dict[str, str], python: str) -> str:
+               env: dict[str, str], python: str, gpus_per_node: int = 1, exclusive: bool = True,
+               cpus_per_node: int | None = None) -> str:
     """The sbatch script. Every path and value is shlex-quoted; the recipe's own text is not in it."""
     q = shlex.quote
     exports = "\n".join(f"export {name}={q(value)}" for name, value in check_env_names(env).items())
+    asked = "\n".join(resources(gpus_per_node, exclusive, cpus_per_node))
+    # One task per node gets every CPU Slurm gave the node (srun's default is one CPU a task).
+    cpus = '"$SLURM_CPUS_ON_NODE"' if cpus_per_node is None else str(cpus_per_node)
     return f"""#!/bin/bash
 #SBATCH --job-name={job_name(recipe_id)}
 #SBATCH --nodes={nodes}
 #SBATCH --ntasks-per-node=1
+{asked}
 #SBATCH --output={JOB_OUTPUT}
-# OpenRecipes: re-measure {recipe_id}, written by `python -m runner remeasure --launcher slurm`.
+# OpenRecipes: re-measure {_comment(recipe_id)}, written by `python -m runner remeasure --launcher slurm`.
 # One task per node: each checks its GPUs and software stack, then runs the recipe's run script (run.sh) with its
 # torchrun joining a c10d rendezvous on the first node. Each node's output: node-<host>.log in the run folder.
 set -euo pipefail
@@ -117,12 +205,13 @@ export {ENV_ENDPOINT}="$head:$((20000 + SLURM_JOB_ID % 20000))"
 export {ENV_ID}="openrecipes-$SLURM_JOB_ID"
 
 # 1. Per-node preflight: every node's GPUs against the recipe and its stack; then one stack on every node.
-srun --ntasks-per-node=1 --output="$run/preflight-%N.log" \\
+srun --ntasks-per-node=1 --cpus-per-task={cpus} --output="$run/preflight-%N.log" \\
   "${ENV_PYTHON}" -m runner.launchers.nodes preflight {q(str(recipe))} --root {q(str(root))} --out "$run/{STACKS_DIR}"
 "${ENV_PYTHON}" -m runner.launchers.nodes compare "$run/{STACKS_DIR}" --nodes "$SLURM_JOB_NUM_NODES"
 
 # 2. The run: torchrun on every node (the first node's rank 0 prints the training steps).
-srun --ntasks-per-node=1 --kill-on-bad-exit=1 --output="$run/node-%N.log" bash "$run/{NODE_SCRIPT}"
+srun --ntasks-per-node=1 --cpus-per-task={cpus} --kill-on-bad-exit=1 --output="$run/node-%N.log" \\
+  bash "$run/{NODE_SCRIPT}"
 """
 
 
@@ -341,3 +430,86 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
     log_path, parsed = node_checks.rank0_log(run_dir, fmt)
     stacks = node_checks.read_stacks(run_dir / STACKS_DIR)
     return Followed(job, info, log_path, parsed, info.run_seconds, stacks)
+
+
+# --- the launch: measure(target) ---------------------------------------------------------------------------
+
+
+SLURM_GPU_HOURS_NOTE = "GPUs x the median run's Slurm job run time (RunTime: start to end, the per-node preflight " \
+    "and start-up included, queueing not)"
+
+
+def measure(target: Target, out: TextIO) -> Measured:
+    """The runs as Slurm jobs (runner/launchers/py): the batch script shown (with --dry-run: only shown),
+    submitted, followed to its end; rank 0's log parsed as a local run's."""
+    from runner import measure as runs
+    from runner.launchers import per_node
+    from runner.launchers.rendezvous import launches_torchrun
+    from runner.logs import tail
+
+    options, recipe = target.options, target.recipe
+    workdir = options.workdir.resolve()
+    try:
+        sbatch = check_sbatch_options(options.sbatch)
+    except SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+    started = dt.datetime.now(dt.UTC)
+    base = run_folder(target, started)
+
+    def script_for(run_dir: Path) -> str:
+        return job_script(recipe_id=target.source.id, recipe=target.options.recipe.absolute(), root=target.root,
+                                run_dir=run_dir, workdir=workdir, nodes=target.nodes, env=dict(recipe.env),
+                                python=sys.executable, gpus_per_node=per_node(recipe), exclusive=options.exclusive,
+                                cpus_per_node=options.cpus_per_node)
+
+    try:
+        script_for(base)  # its env and resources are checked before anything is shown or submitted
+    except SlurmError as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+
+    first = base / "run1" if target.runs > 1 else base
+    shown = f"cd {shlex.quote(str(first))} && {shlex.join(sbatch_command(sbatch))}"
+    if options.dry_run:
+        print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
+              f"\n  {shown}\n{JOB_SCRIPT}:", file=out)
+        print(script_for(first), end="", file=out)
+        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
+        print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
+        raise Shown()
+    confirm(target, shown, out)
+    wl = recipe.workload
+    results, logs, stacks, jobs = [], [], [], []
+    followed = None
+    for i in range(target.runs):
+        run_dir = base / f"run{i + 1}" if target.runs > 1 else base
+        write_job(run_dir, recipe.run, script_for(run_dir))
+        job = submit(run_dir, sbatch)
+        jobs.append(job)
+        print(f"run {i + 1}/{target.runs}: Slurm job {job} ({target.nodes} node{'s' if target.nodes > 1 else ''}); "
+              f"logs in {run_dir}", file=out)
+        followed = follow(job, run_dir, target.fmt or "openrecipes", target.nodes, recipe.result.steps_per_run,
+                                figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                                options.timeout, out, options.poll_s, progress=not options.json)
+        if not followed.parsed.steps:
+            from runner.logs import LogError
+
+            raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
+                           "output")
+        logs.append(followed.parsed)
+        stacks = followed.stacks
+        results.append(runs.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
+                                           allow_partial=True, exit_code=followed.info.exit_code))
+    assert followed is not None
+    measured = runs.measured_date(logs, launched=started.date(), given=options.measured)
+    rank0_host = followed.log_path.stem.removeprefix("node-")
+    rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
+    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
+    command = (f"sbatch --nodes={target.nodes} --ntasks-per-node=1 --gpus-per-node={per_node(recipe)} "
+               f"{'--exclusive ' if options.exclusive else ''}{shlex.join(sbatch)} {JOB_SCRIPT}; on each "
+               f"node: " + recorded_command(workdir, first / "run.sh", dict(recipe.env), target.root)).replace("  ", " ")
+    extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
+                          "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
+             "nodes": node_checks.evidence_nodes(stacks)}
+    nccl = next((log.nccl_version for log in logs if log.nccl_version), None)
+    return Measured(runs.combine(recipe, results, measured), "launch", command, nccl, tail(followed.log_path),
+                    environment, extra, SLURM_GPU_HOURS_NOTE)

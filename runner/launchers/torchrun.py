@@ -7,25 +7,42 @@ stack to this node and waits: once every node has reported, the stacks are compa
 run, named by its hostname with the difference, before anything trains), each node is told to go, and every node
 runs the recipe's script with its torchrun joining the rendezvous (rendezvous.py). The joining nodes stream their
 output back, so this node has every node's log, and rank 0's (wherever the rendezvous placed it) is the one parsed.
-Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON, the answer is `ok` or
-`refused: <why>`, then the node's output lines follow until it closes.
+Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON with the run's token (a
+per-run secret printed in the join command: a connection without it is closed unheard, so a stray or rogue joiner
+is never counted as a node nor its output taken as a log), the answer is `ok` or `refused: <why>`, then the node's
+output lines follow until it closes. The report address listens on the interface of this node's rendezvous host,
+not on every interface.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hmac
 import json
+import os
+import secrets
+import shlex
 import socket
 import socketserver
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from generator import figures
 from runner.launchers import nodes as node_checks
+from runner.launchers.common import confirm, recorded_command, run_folder
+from runner.records import Measured, Outcome, Shown, Stop, Target
 
 OK = "ok"
 REFUSED = "refused: "
+TOKEN_KEY = "token"
+
+
+def new_token() -> str:
+    return secrets.token_hex(16)
 
 
 @dataclass
@@ -40,8 +57,10 @@ class _Joined:
 class Collector:
     """The report address on this node: the joining nodes' stacks and their output (node-<i>-<host>.log)."""
 
-    def __init__(self, run_dir: Path, console: TextIO, host: str = "") -> None:
+    def __init__(self, run_dir: Path, console: TextIO, host: str, token: str) -> None:
         self.run_dir = run_dir
+        self.token = token
+        self.turned_away = 0  # connections without the run's token
         self.console = console
         self.joined: list[_Joined] = []
         self.lock = threading.Lock()
@@ -69,6 +88,11 @@ class Collector:
             return
         if not isinstance(stack, dict):
             return
+        given = stack.pop(TOKEN_KEY, None)
+        if not isinstance(given, str) or not hmac.compare_digest(given, self.token):
+            with self.lock:
+                self.turned_away += 1
+            return  # not a joiner of this run: never counted, never answered
         with self.arrived:
             joined = _Joined(len(self.joined) + 1, stack)
             self.joined.append(joined)
@@ -125,12 +149,13 @@ class Collector:
         self.server.server_close()
 
 
-def join(report: str, stack: dict[str, Any], timeout_s: float = 60.0) -> tuple[socket.socket, str]:
-    """Connects to the first node's report address, sends this node's stack; returns the socket and the answer."""
+def join(report: str, stack: dict[str, Any], token: str, timeout_s: float = 60.0) -> tuple[socket.socket, str]:
+    """Connects to the first node's report address, sends this node's stack with the run's token; returns the
+    socket and the answer."""
     host, _, port = report.rpartition(":")
     sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
     sock.settimeout(None)  # the answer comes when every node has reported
-    sock.sendall((json.dumps(stack) + "\n").encode())
+    sock.sendall((json.dumps(stack | {TOKEN_KEY: token}) + "\n").encode())
     answer = b""
     while not answer.endswith(b"\n"):
         chunk = sock.recv(4096)
@@ -173,10 +198,10 @@ def node_main(args: Any) -> int:
         check_entry(recipe, display, workdir)
     except Refusal as exc:
         message = str(exc) if str(exc).startswith("node ") else f"node {node_checks.hostname()}: {exc}"
-        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message})[0].close()
+        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message}, args.token)[0].close()
         print(f"error: {message}", file=sys.stderr)
         return node_checks.EXIT_REFUSED
-    sock, answer = join(args.report, stack)
+    sock, answer = join(args.report, stack, args.token)
     if answer != OK:
         sock.close()
         print(f"error: {answer or 'the first node closed the connection'}", file=sys.stderr)
@@ -207,3 +232,102 @@ def node_main(args: Any) -> int:
         return 130
     finally:
         sock.close()
+
+
+# --- the launch: measure(target) ---------------------------------------------------------------------------
+
+
+def _rendezvous(target: Target) -> Any:
+    from runner.launchers import rendezvous as rv
+
+    options = target.options
+    if options.rdzv_endpoint:
+        endpoint = rv.check_reachable(rv.check_endpoint(options.rdzv_endpoint))
+    else:  # a dry run binds nothing: the port is chosen at launch
+        endpoint = f"{rv.this_host()}:{'PORT' if options.dry_run else rv.free_port()}"
+    run_id = rv.check_run_id(options.rdzv_id) if options.rdzv_id else rv.new_run_id()
+    return rv.Rendezvous(endpoint, run_id, target.nodes)
+
+
+def _join_command(target: Target, rdzv: Any, report: str, token: str) -> list[str]:
+    """What each other node runs to join (same checkout and Python at the same paths)."""
+    options = target.options
+    return [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes),
+            "--rdzv-endpoint", rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--token", token,
+            "--workdir", str(options.workdir.resolve())]
+
+
+def measure(target: Target, out: TextIO) -> Measured:
+    """One run across nodes through a c10d rendezvous held here (runner/launchers/torchrun.py): the other nodes
+    join with the printed command, report their stacks (compared before anything trains) and stream their output
+    back; rank 0's log, wherever it ran, is parsed as a local run's."""
+    from runner import measure as runs
+    from runner.launch import RunFailed, run_script, shell_quote_env
+    from runner.launchers.rendezvous import WRAPPER, bind_address
+    from runner.launchers.slurm import PreflightRefused
+    from runner.logs import tail
+
+    options, recipe = target.options, target.recipe
+    if target.runs != 1:
+        raise Stop(Outcome.USAGE, "--launcher torchrun makes one run per rendezvous: run it again for another")
+    workdir = options.workdir.resolve()
+    rdzv = _rendezvous(target)
+    if options.dry_run:  # nothing is started, nothing listens: the plan and the join command are shown
+        join = _join_command(target, rdzv, f"{rdzv.endpoint.rpartition(':')[0]}:PORT", "TOKEN")
+        print(f"recipe: {target.source.id}\nwould hold a c10d rendezvous at {rdzv.endpoint}, id {rdzv.run_id}, "
+              f"{rdzv.nodes} nodes; each of the other {rdzv.nodes - 1} node(s) would run:\n  {shlex.join(join)}\n"
+              "(PORT and TOKEN, the run's secret, are chosen at launch)\nrun.sh (the recipe's run):", file=out)
+        for line in recipe.run.splitlines():
+            print(f"  | {line}", file=out)
+        print("(dry run with --launcher torchrun: nothing launched, nothing listening, nothing written)", file=out)
+        raise Shown()
+    started = dt.datetime.now(dt.UTC)
+    run_dir = run_folder(target, started)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.sh").write_text(recipe.run, encoding="utf-8")
+    node_script = run_dir / "node.sh"
+    node_script.write_text(WRAPPER, encoding="utf-8")
+    shown = (f"cd {shlex.quote(str(workdir))} && {shell_quote_env(dict(recipe.env))} bash {shlex.quote(str(node_script))}"
+             f"   (its torchrun: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes)")
+    confirm(target, shown, out)
+    host = rdzv.endpoint.rpartition(":")[0]  # the report address sits on the rendezvous host's interface
+    token = new_token()
+    collector = Collector(run_dir, out, bind_address(host), token)
+    try:
+        report = f"{host}:{collector.port}"
+        join = _join_command(target, rdzv, report, token)
+        print(f"rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes. On each of the other "
+              f"{rdzv.nodes - 1} node(s), from the same checkout and Python at the same paths, run:\n"
+              f"  {shlex.join(join)}", file=out, flush=True)
+        try:
+            joined = collector.wait_for(rdzv.nodes - 1, options.timeout or 600.0)
+        except TimeoutError as exc:
+            raise RunFailed(f"{exc}; nothing trained, nothing written") from None
+        own = node_checks.node_stack(target.gpus)
+        stacks = [own] + [j.stack for j in joined]
+        problems = [str(s["refused"]) for s in stacks if "refused" in s] or node_checks.differences(stacks)
+        if problems:
+            collector.answer(REFUSED + "; ".join(problems))
+            raise PreflightRefused("; ".join(problems) + "; nothing trained, nothing written")
+        collector.answer(OK)
+        wl = recipe.workload
+        own_log = run_dir / f"node-0-{own[node_checks.HOST_KEY]}.log"
+        launched = run_script(node_script, dict(os.environ) | dict(recipe.env) | rdzv.env(), workdir, own_log,
+                              target.fmt or "openrecipes", recipe.result.steps_per_run,
+                              figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                              options.timeout, out, progress=not options.json)
+        collector.drain(30.0)
+    finally:
+        collector.close()
+    log_path, log = node_checks.rank0_log(run_dir, target.fmt or "openrecipes")
+    result = runs.run_figures(recipe, target.catalog, log, launched.wall_seconds,
+                                 allow_partial=True, exit_code=launched.returncode)
+    measured = runs.measured_date([log], launched=started.date(), given=options.measured)
+    rank0 = stacks[int(log_path.stem.split("-")[1])]
+    environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY}
+    command = (f"on each of {rdzv.nodes} nodes: " + recorded_command(workdir, run_dir / "run.sh", dict(recipe.env),
+                                                                      target.root) + " (torchrun: c10d rendezvous)")
+    extra = {"launcher": {"name": "torchrun", "nodes": rdzv.nodes, "rendezvous": "c10d on the first node"},
+             "nodes": node_checks.evidence_nodes(stacks)}
+    return Measured(runs.combine(recipe, [result], measured), "launch", command, log.nccl_version, tail(log_path),
+                    environment, extra)

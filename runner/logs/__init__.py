@@ -24,6 +24,7 @@ from runner.logs.base import (
     parse_with,
     plausible_date,
     read_lines,
+    run_bounds,
     tail,
     timestamp,
 )
@@ -75,12 +76,27 @@ def parse_lines(lines: Iterable[str], fmt: str, source: str = "<log>") -> Parsed
     return parse_with(parser(fmt, source), lines)
 
 
+def parse_run(path: Path, fmt: str | None, run: int) -> ParsedLog:
+    """The run-th run (1-based) of a log that holds several (a restart appended to the log), parsed alone: the log
+    is split where it starts again (runner.logs.base.run_bounds). LogError when it holds fewer."""
+    whole = parse_file(path, fmt)
+    bounds = run_bounds(whole)
+    if not 1 <= run <= len(bounds):
+        raise LogError(f"{path}: --log-run {run}, but the log holds {len(bounds)} run(s)"
+                       + (f" (lines {', '.join(f'{a}-{b}' for a, b in bounds)})" if len(bounds) > 1 else ""))
+    first, last = bounds[run - 1]
+    source = f"{path} (run {run} of {len(bounds)}: lines {first}-{last})"
+    log = parse_with(parser(whole.format, source), read_lines(path), first, last)
+    if not log.steps:
+        raise LogError(f"{source}: no {whole.format} training step lines in that run")
+    return log
+
+
 def parse_file(path: Path, fmt: str | None) -> ParsedLog:
     """Parses a log; fmt None sniffs it. A log in a format compatible with fmt (a NeMo log for a Megatron-Bridge
     recipe) is read in its own format. Raises LogError when the file is unreadable or has no steps."""
-    if not path.is_file():  # a device (/dev/zero), a fifo or a folder: never read as a log
-        what = "does not exist" if not path.exists() else "is not a regular file (a device, a fifo or a folder)"
-        raise LogError(f"{path}: {what}; pass the training log's file")
+    if path.exists() and not path.is_file():  # a device (/dev/zero), a fifo or a folder: never read as a log
+        raise LogError(f"{path}: is not a regular file (a device, a fifo or a folder); pass the training log's file")
     try:
         if fmt is None:
             fmt = sniff(read_lines(path))
@@ -121,6 +137,7 @@ __all__ = [
     "known_formats",
     "parse_file",
     "parse_lines",
+    "parse_run",
     "parser",
     "plausible_date",
     "sniff",

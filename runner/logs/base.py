@@ -278,10 +278,22 @@ def read_lines(path: Path) -> Iterator[str]:
             yield line
 
 
-def parse_with(parser: LogParser, lines: Iterable[str]) -> ParsedLog:
+def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None) -> ParsedLog:
+    """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept)."""
     for number, line in enumerate(lines, 1):
+        if number < first:
+            continue
+        if last is not None and number > last:
+            break
         parser.feed(line, number)
     return parser.finish()
+
+
+def run_bounds(log: ParsedLog) -> list[tuple[int, int]]:
+    """The lines of each run in a log that holds several (split where a restart is seen), first to last."""
+    starts = sorted({int(r.split()[1].rstrip(":")) for r in log.restarts})
+    edges = [1, *starts, log.lines + 1]
+    return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
 def _ranges(numbers: list[int]) -> list[tuple[int, int]]:

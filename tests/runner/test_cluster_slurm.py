@@ -101,7 +101,9 @@ def test_dry_run_prints_the_batch_script_and_submits_nothing(tmp_path: Path) -> 
     assert "sbatch --parsable --partition=debug --time=00:05:00 job.sbatch" in out
     script = out.split("job.sbatch:\n", 1)[1].split("run.sh (the recipe's run):", 1)[0]
     for line in ("#!/bin/bash", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=1", "#SBATCH --output=job.out",
-                 'srun --ntasks-per-node=1 --kill-on-bad-exit=1 --output="$run/node-%N.log" bash "$run/node.sh"'):
+                 "#SBATCH --gpus-per-node=1", "#SBATCH --exclusive",
+                 'srun --ntasks-per-node=1 --cpus-per-task="$SLURM_CPUS_ON_NODE" --kill-on-bad-exit=1 '
+                 '--output="$run/node-%N.log" \\\n  bash "$run/node.sh"'):
         assert line in script, script
     assert "-m runner.launchers.nodes preflight" in script and "-m runner.launchers.nodes compare" in script
     # The recipe's env is exported with its value quoted, and its run text is not in the batch script.
@@ -143,7 +145,8 @@ def test_a_slurm_job_trains_the_engine_and_writes_the_figures(tmp_path: Path) ->
     assert launcher["rendezvous"] == "c10d on the first node"
     assert evidence["nodes"] == [evidence["environment"]]  # every node's stack; rank 0's node is the environment
     assert evidence["nodes"][0]["gpu_name"] == "NVIDIA H200" and evidence["nodes"][0]["gpu_count"] == "1"
-    assert evidence["command"].startswith("sbatch --nodes=1 --ntasks-per-node=1 --partition=debug --time=00:05:00")
+    assert evidence["command"].startswith("sbatch --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --exclusive "
+                                          "--partition=debug --time=00:05:00")
     assert str(tmp_path) not in json.dumps(evidence)  # no folder of the measuring machine
 
     run_dir = next((tmp_path / ".openrecipes-runs").rglob("job.sbatch")).parent

@@ -4,6 +4,7 @@ refused; lines repeated by several ranks are not a restart."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,35 @@ def test_the_same_log_twice_is_refused(tmp_path: Path) -> None:
     done = remeasure(recipe, "--from-log", str(log), "--from-log", str(copy), "--dry-run")
     assert done.returncode == cli.EXIT_USAGE
     assert f"--from-log {copy} is the same log as --from-log {log} (the same bytes): one log is one run" in done.stderr
+
+
+def test_a_log_of_two_runs_is_split_on_request(tmp_path: Path) -> None:
+    from runner.logs import parse_run
+
+    path = LOGS / "megatron_two_runs_concatenated.log"
+    first, second = parse_run(path, "megatron", 1), parse_run(path, "megatron", 2)
+    assert first.restarts == [] and second.restarts == [] and second.source.endswith("(run 2 of 2: lines 6-8)")
+    # Run 2 (the 06:22 run), window [1, 2]: 3156.5 + 3115.0 ms = 6.2715 s; for 32 rows of 4,096 tokens on 8 GPUs:
+    #   2 x 32 x 4096 / 6.2715 / 8 = 5,224.91 tokens/s/GPU; run 1 (06:11): 3286.6 + 3182.4 ms -> 5,065.39.
+    base = load_recipe(REFERENCE).recipe
+    wanted = base.model_copy(update={
+        "workload": base.workload.model_copy(update={"global_batch": 32, "row_tokens": 4096}),
+        "gpu": base.gpu.model_copy(update={"count": 8, "per_node": None, "instance": None}),
+        "result": base.result.model_copy(update={"window": [1, 2], "steps_per_run": 10,
+                                                 "active_params": base.result.active_params.model_copy(
+                                                     update={"count": 125_000_000})}),  # MFU not under test
+    })
+    catalog = load_catalog(ROOT)
+    r2 = measure.run_figures(wanted, catalog, second, allow_partial=True)
+    r1 = measure.run_figures(wanted, catalog, first, allow_partial=True)
+    assert r2.tokens_per_s_per_gpu == pytest.approx(5224.91, abs=0.01)
+    assert r1.tokens_per_s_per_gpu == pytest.approx(5065.39, abs=0.01)
+    with pytest.raises(LogError, match=r"--log-run 3, but the log holds 2 run\(s\) \(lines 1-5, 6-8\)"):
+        parse_run(path, "megatron", 3)
+    # Through the CLI: refused without --log-run (naming it), and --log-run alone is a usage error.
+    recipe = registry(tmp_path)
+    text = recipe.read_text(encoding="utf-8")
+    recipe.write_text(re.sub(r"(?m)^  framework: .*$", "  framework: Megatron-LM core_r0.12.0", text), encoding="utf-8")
+    done = remeasure(recipe, "--from-log", str(path), "--dry-run")
+    assert done.returncode == cli.EXIT_BAD_LOG and "Pass --log-run N to measure its Nth run alone" in done.stderr
+    assert remeasure(recipe, "--log-run", "2", "--dry-run").returncode == cli.EXIT_USAGE

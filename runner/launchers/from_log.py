@@ -1,0 +1,47 @@
+"""Runs made elsewhere: their logs (--from-log), one log a run, parsed and turned into the recipe's figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.records import Measured, Outcome, Stop, Target
+
+
+def distinct_logs(paths: list[Path]) -> None:
+    """One log is one run: the same log given twice (the same file, or the same bytes) is refused."""
+    import hashlib
+
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            if path.is_file():
+                with path.open("rb") as handle:
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            else:  # a device or a fifo: never read to its end here
+                digest = f"path:{path.resolve()}"
+        except OSError:
+            continue  # parse_file says why it cannot be read
+        if digest in seen:
+            raise Stop(Outcome.USAGE, f"--from-log {path} is the same log as --from-log {seen[digest]} (the same bytes): "
+                                      "one log is one run, and a run counted twice is not two runs")
+        seen[digest] = path
+
+
+def measure(target: Target, out: object = None) -> Measured:
+    """Each --from-log log one run, parsed in the recipe's format."""
+    from runner import measure as runs
+    from runner.logs import parse_file, parse_run, tail
+
+    options = target.options
+    results, logs, nccl = [], [], None
+    distinct_logs(options.from_log)
+    for name in options.from_log:
+        log = parse_file(name, target.fmt) if options.log_run is None else parse_run(name, target.fmt, options.log_run)
+        nccl = nccl or log.nccl_version
+        logs.append(log)
+        results.append(runs.run_figures(target.recipe, target.catalog, log, allow_partial=True))
+    measured = runs.measured_date(logs, given=options.measured)
+    return Measured(runs.combine(target.recipe, results, measured), "from-log", None, nccl,
+                    tail(options.from_log[-1]))
+
+
