@@ -274,14 +274,17 @@ def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict
 def _home(run: _Render) -> Page:
     recipes = run.registry.recipes
     cat = run.registry.catalog
+    # One line per model, training kind and precision: a LoRA run's tokens/s is no answer to a pre-training question.
     per_model = []
     for model, group in _by(recipes, lambda x: x.recipe.model).items():
-        rows = [row for _, row in run.rows(group, "index.md")]
-        priced = [row for row in rows if row["usd"] != fmt.DASH]
-        cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
-        per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
-                          "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
-                          "candidates": _cheapest_candidates(rows)})
+        for like, members in views.by_like(group):
+            rows = [row for _, row in run.rows(members, "index.md")]
+            priced = [row for row in rows if row["usd"] != fmt.DASH]
+            cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
+            per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
+                              "kind": like.kind.removeprefix("training kind "), "precision": fmt.peak_name(like.precision),
+                              "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
+                              "candidates": _cheapest_candidates(rows)})
     dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
                    reverse=True)
     latest = run.table(dated[:10], "index.md", "or-latest", ordered=True)

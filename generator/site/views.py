@@ -525,6 +525,8 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "framework": fmt.framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
         "training": r.workload.training.value if r.workload.training else "not stated",
+        "training_short": training_kind(loaded).removeprefix("training kind "),
+        "precision_name": fmt.peak_name(r.workload.precision.value),
         "mfu_peak": f.derived.peak_precision or "",
         "tokens": fmt.short(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
@@ -549,6 +551,40 @@ def training_kind(loaded: LoadedRecipe) -> str:
     other's."""
     training = loaded.recipe.workload.training
     return TRAINING_NAMES[training.value] if training is not None else "training kind not stated"
+
+
+# The order like groups are listed in: pre-training first (what most questions are about), then what does not say,
+# then fine-tuning.
+_KIND_ORDER = {"pre-training": 0, "training kind not stated": 1, "SFT": 2, "LoRA": 3}
+
+
+@dataclass(frozen=True, order=True)
+class Like:
+    """What makes two recipes' figures comparable: one training kind and one precision. Every view that ranks or
+    compares (best lines, frontiers, the planner, charts) ranks within one Like and names it."""
+
+    kind: str  # training_kind(): "pre-training", "SFT", "LoRA" or "training kind not stated"
+    precision: str  # workload.precision's value: "bf16", "fp8-cs", ...
+
+    @property
+    def text(self) -> str:
+        return f"{self.kind}, {fmt.peak_name(self.precision)}"
+
+    @property
+    def order(self) -> tuple[int, str]:
+        return (_KIND_ORDER.get(self.kind, 9), self.precision)
+
+
+def like(loaded: LoadedRecipe) -> Like:
+    return Like(training_kind(loaded), loaded.recipe.workload.precision.value)
+
+
+def by_like(recipes: list[LoadedRecipe]) -> list[tuple[Like, list[LoadedRecipe]]]:
+    """Recipes in like groups, pre-training first (Like.order); each group keeps the order given."""
+    groups: dict[Like, list[LoadedRecipe]] = {}
+    for loaded in recipes:
+        groups.setdefault(like(loaded), []).append(loaded)
+    return sorted(groups.items(), key=lambda kv: kv[0].order)
 
 
 def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:
@@ -636,7 +672,9 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "gpu_count", "label": "GPU count", "options": values("gpu_count", numeric=True)},
             {"key": "status", "label": "Status", "options": values("status")},
             {"key": "origin", "label": "Figures", "options": values("origin")},
-            {"key": "framework", "label": "Framework", "options": values("framework")}]
+            {"key": "framework", "label": "Framework", "options": values("framework")},
+            {"key": "training", "label": "Training", "options": values("training")},
+            {"key": "precision", "label": "Precision", "options": values("precision")}]
 
 
 def _point_label(loaded: LoadedRecipe) -> str:
@@ -646,25 +684,28 @@ def _point_label(loaded: LoadedRecipe) -> str:
 
 
 def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") -> list[dict[str, Any]]:
-    """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link and
-    whether it is on the Pareto frontier (no other recipe both cheaper-or-equal and faster-or-equal, one strictly)."""
+    """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link, its like
+    group ("pre-training, FP8-CS": points of one colour) and whether it is on its group's Pareto frontier (no other
+    recipe of the same training kind and precision both cheaper-or-equal and faster-or-equal, one strictly): a LoRA
+    point never hides a pre-training one."""
     out = []
     for loaded in recipes:
         f = recipe_figures(loaded, catalog)
         if f.usd is not None:
             out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2), "label": _point_label(loaded),
-                        "href": href(page, recipe_src(loaded)) if page else ""})
-    best_y = float("-inf")
+                        "href": href(page, recipe_src(loaded)) if page else "", "group": like(loaded).text})
+    best_y: dict[str, float] = {}
     for point in sorted(out, key=lambda p: (p["x"], -p["y"])):
-        point["front"] = point["y"] > best_y
-        best_y = max(best_y, point["y"])
+        point["front"] = point["y"] > best_y.get(point["group"], float("-inf"))
+        best_y[point["group"]] = max(best_y.get(point["group"], float("-inf")), point["y"])
     return out
 
 
 def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str) -> list[dict[str, Any]]:
-    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe."""
+    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe, in its like group."""
     return [{"x": loaded.recipe.gpu.count, "y": round(recipe_figures(loaded, catalog).tokens_per_s, 2),
-             "label": _point_label(loaded), "href": href(page, recipe_src(loaded))} for loaded in recipes]
+             "label": _point_label(loaded), "href": href(page, recipe_src(loaded)), "group": like(loaded).text}
+            for loaded in recipes]
 
 
 # A recipe id inside free text: model/gpu/name, optionally as recipes/<id>.yaml.

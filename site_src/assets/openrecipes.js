@@ -40,8 +40,12 @@
     ["framework", function (row) { return csvText(row.dataset.framework || ""); }],
     ["layout", function (row, cells) { return csvText(cells.layout ? cells.layout.textContent.trim() : ""); }],
     ["precision", function (row) { return csvText(row.dataset.precision || ""); }],
-    // data-training and data-mfu_peak are left out at their usual values (a 10,000-row page stays under 600 KB gzip)
-    ["training", function (row) { return csvText(row.dataset.training || "pre-training"); }],
+    // data-mfu_peak is left out at its usual value (a 10,000-row page stays under 600 KB gzip); data-training is
+    // always there: an unstated training kind is "not stated", never pre-training.
+    ["training", function (row) {
+      var t = row.dataset.training || "";
+      return csvText(t === "not stated" ? "" : t);  // empty where unstated, as recipes.csv writes it
+    }],
     ["tokens_per_s_per_gpu", function (row) { return figure(row, "tokens"); }],
     ["usd_per_million_tokens", function (row) { return figure(row, "usd"); }],
     ["mfu", function (row) { return figure(row, "mfu"); }],
@@ -514,20 +518,52 @@
     if (event.native && event.native.target) event.native.target.style.cursor = elements.length ? "pointer" : "default";
   }
 
-  function scatterConfig(points, xTitle, xLabel, extra) {
+  // Points come with their like group (views.Like: "pre-training, FP8-CS"): one colour and one legend entry per
+  // group (a click on an entry hides or shows it), so that no reader ranks a LoRA point against a pre-training one.
+  // Okabe-Ito colours, told apart with colour-blindness; lighter ones on the dark scheme.
+  var PALETTE = { light: ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#333333"],
+                  dark: ["#56b4e9", "#ff9e4a", "#3fd9a6", "#f0a0d0", "#f0e442", "#9ecbff", "#e0e0e0"] };
+
+  function palette() {
+    var scheme = document.body && document.body.getAttribute("data-md-color-scheme");
+    return scheme === "slate" ? PALETTE.dark : PALETTE.light;
+  }
+
+  function groups(points) {
+    var names = [], by = {};
+    points.forEach(function (p) {
+      var g = typeof p.group === "string" ? p.group : "recipes";
+      if (!by[g]) { by[g] = []; names.push(g); }
+      by[g].push(p);
+    });
+    return names.map(function (name, i) { return { name: name, points: by[name], color: palette()[i % 7] }; });
+  }
+
+  function scatterConfig(points, xTitle, xLabel, frontiers) {
+    var datasets = [];
+    groups(points).forEach(function (g) {
+      datasets.push({ label: g.name + " (" + g.points.length + ")", data: g.points, pointRadius: 5, pointHoverRadius: 7,
+                      backgroundColor: g.color, borderColor: g.color, orGroup: g.name });
+      if (frontiers) {
+        var front = g.points.filter(function (p) { return p.front; }).sort(function (a, b) { return a.x - b.x; });
+        datasets.push({ label: g.name + ": Pareto frontier", data: front, showLine: true, borderColor: g.color,
+                        backgroundColor: "rgba(0,0,0,0)", pointRadius: 8, pointBorderWidth: 2, pointHitRadius: 0,
+                        fill: false, orFront: true, orGroup: g.name });
+      }
+    });
     return {
       type: "scatter",
-      data: { datasets: [{ label: "recipes", data: points, pointRadius: 5, pointHoverRadius: 7, backgroundColor: INK }]
-        .concat(extra || []) },
+      data: { datasets: datasets },
       options: {
         animation: false,
         onClick: openPoint,
         onHover: pointerOnPoints,
         plugins: {
-          legend: { display: !!extra },
+          legend: { display: true, position: "bottom", labels: { boxWidth: 12 } },
           tooltip: { callbacks: { label: function (ctx) {
             var p = ctx.raw;
-            return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, " + xLabel(p.x);
+            return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, " + xLabel(p.x) +
+              (p.group ? " (" + p.group + ")" : "");
           } } }
         },
         scales: {
@@ -538,13 +574,9 @@
     };
   }
 
-  // Cost against speed, the Pareto frontier (Python marks its points "front") drawn as a line through them.
+  // Cost against speed, each group's Pareto frontier (Python marks its points "front") drawn as a line through them.
   function costConfig(points) {
-    var front = points.filter(function (p) { return p.front; }).sort(function (a, b) { return a.x - b.x; });
-    return scatterConfig(points, "$ / 1M tokens", function (x) { return "$" + x.toFixed(2) + " / 1M"; }, [{
-      label: "Pareto frontier (cheapest for its speed)", data: front, showLine: true, borderColor: LOSS,
-      backgroundColor: "rgba(0,0,0,0)", pointRadius: 8, pointBorderWidth: 2, pointHitRadius: 0, fill: false
-    }]);
+    return scatterConfig(points, "$ / 1M tokens", function (x) { return "$" + x.toFixed(2) + " / 1M"; }, true);
   }
 
   // Speed against GPU count (a log2 axis: counts double).
