@@ -223,10 +223,16 @@ class _Render:
     env: jinja2.Environment
     registry: Registry
     keys: dict[str, tuple[str, ...]]
+    inputs: str = ""  # the catalog's and templates' fingerprint (render_site's _inputs_key)
 
     def row(self, loaded: LoadedRecipe, page: str) -> dict[str, Any]:
         return _MEMO.get(("row", self.keys[loaded.id], page),
                          lambda: views.table_row(loaded, self.registry.catalog, page))
+
+    def plan_gpus(self) -> list[dict[str, Any]]:
+        """The planner's GPU types: the catalog's, each with its catalog price per GPU-hour where it has one."""
+        cat = self.registry.catalog
+        return _MEMO.get(("plan_gpus", self.inputs), lambda: views.gpu_prices(cat, list(cat.gpus)))
 
     def rows(self, recipes: list[LoadedRecipe], page: str) -> list[tuple[LoadedRecipe, dict[str, Any]]]:
         """(recipe, row) pairs, fastest first."""
@@ -244,7 +250,8 @@ class _Render:
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
-                "prices": prices, "compare_href": views.href(page, "compare.md"), "live": LIVE_ROWS,
+                "prices": prices, "plan_gpus": self.plan_gpus(), "compare_href": views.href(page, "compare.md"),
+                "live": LIVE_ROWS,
                 "partial": len(html) > ALL_ROWS_UP_TO, **flags}
 
 
@@ -353,6 +360,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
+            plan=_json_script(views.plan_rows(group, src)),
             all_query=urlencode({"model": model}),
             failed=failed_view.for_model(registry.root, model, group, src))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
@@ -370,7 +378,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
-            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False),
+            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
             all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
@@ -512,7 +520,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
                                                                     indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
-    run = _Render(env, registry, keys)
+    run = _Render(env, registry, keys, inputs)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from pydantic import BaseModel
 
 from generator import figures
@@ -131,13 +132,13 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
 
     def add(label: str, text: str | None, **extra: Any) -> None:
         if text is not None:
-            rows.append({"label": label, "text": text, "link": None, "cite": None, **extra})
+            rows.append({"label": label, "text": text, "link": None, "cite": None, "col": None, **extra})
 
     add("Author", r.author.name, cite=fmt.safe_url(r.author.url))
     add("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node, r.gpu.instance))
     add("Layout", r.layout.summary)
     add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
-    add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None)
+    add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None, col="usd")
     add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak, figures.frozen_base(r))
         if f.mfu is not None else None)
     add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
@@ -407,12 +408,14 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     r = loaded.recipe
     res = r.result
     f = recipe_figures(loaded, catalog)
-    rows = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
+    rows: list[tuple[str, Any]] = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
+    # Each $ / 1M figure in its own element (data-or-col="usd"): a price of one's own reprices it as it does the
+    # tiles and the tables (openrecipes.js), so that no page shows two prices for one recipe.
     if res.usd_per_million_tokens is not None:
-        rows.append(("$ / 1M tokens (stated)", fmt.usd(res.usd_per_million_tokens)))
+        rows.append(("$ / 1M tokens (stated)", usd_figure(fmt.usd(res.usd_per_million_tokens))))
     if f.derived.usd_per_million_tokens is not None:
-        rows.append(("$ / 1M tokens (recomputed)", f"{fmt.usd(f.derived.usd_per_million_tokens)} at "
-                     f"{fmt.usd(f.derived.instance_usd_per_hour)}/h for {r.gpu.instance}"))
+        rows.append(("$ / 1M tokens (recomputed)", usd_figure(fmt.usd(f.derived.usd_per_million_tokens))
+                     + Markup.escape(f" at {fmt.usd(f.derived.instance_usd_per_hour)}/h for {r.gpu.instance}")))
     if res.mfu is not None:
         rows.append(("MFU (stated)", fmt.percent(res.mfu, 2)))
     if f.derived.mfu is not None:
@@ -442,6 +445,11 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if res.active_params.source:
         rows.append(("N source", res.active_params.source))
     return rows
+
+
+def usd_figure(text: str) -> Markup:
+    """A served $ / 1M figure as the element openrecipes.js reprices."""
+    return Markup('<span data-or-col="usd">{}</span>').format(text)
 
 
 def _discrepancy(loaded: LoadedRecipe, catalog: Catalog) -> str:
@@ -658,8 +666,23 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
         ("Evidence", evidence or [("Correctness", "none")]),
     ]
     return {"id": loaded.id, "title": f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}",
-            "href": page_url(recipe_src(loaded)),
+            "href": page_url(recipe_src(loaded)), "gpu_type": r.gpu.type, "tokens": f.tokens_per_s,
             "sections": [[name, [[label, text] for label, text in rows]] for name, rows in sections]}
+
+
+def plan_rows(recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
+    """What the run planner (openrecipes.js) needs of each recipe of a page: its GPUs, tokens/s per GPU and like
+    group. The planner keeps the recipes of the chosen GPU type that need no more GPUs than one has, and costs each
+    with figures.py's formulas at one's price and token count, best first within each like group."""
+    out = []
+    for group, members in by_like(recipes):
+        for loaded in members:
+            r = loaded.recipe
+            out.append({"id": loaded.id, "href": href(page, recipe_src(loaded)), "name": compact_name(loaded),
+                        "label": fmt.plain_title(r.layout.label), "gpu_type": r.gpu.type, "count": r.gpu.count,
+                        "tokens": r.result.tokens_per_s_per_gpu, "group": group.text,
+                        "kind": group.kind.removeprefix("training kind ")})
+    return out
 
 
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,6 +9,24 @@
   // reload or a shared link restores the view.
   function params() { return new URLSearchParams(location.search); }
 
+  // Every value a URL (or this browser's storage) brings is bounded and checked before use; a bad one is ignored as
+  // if absent, never an error: a price is a number of dollars per GPU-hour in (0, MAX_PRICE], a token count in
+  // (0, MAX_TOKENS], a GPU count an integer in [1, MAX_GPUS], a sort key a column name, a text filter at most
+  // MAX_TEXT characters.
+  var MAX_PRICE = 1000, MAX_TOKENS = 1e16, MAX_GPUS = 100000, MAX_TEXT = 200;
+  var NAME = /^[a-z_]{1,32}$/;
+
+  function validPrice(value) {
+    var n = typeof value === "number" ? value : (/^\s*[0-9]*\.?[0-9]+\s*$/.test(String(value)) ? parseFloat(value) : NaN);
+    return isFinite(n) && n > 0 && n <= MAX_PRICE ? n : undefined;
+  }
+
+  function validCount(value) {
+    if (!/^\s*[0-9]{1,6}\s*$/.test(String(value || ""))) return undefined;
+    var n = parseInt(value, 10);
+    return n >= 1 && n <= MAX_GPUS ? n : undefined;
+  }
+
   function setParams(changes) {
     var p = params();
     Object.keys(changes).forEach(function (k) {
@@ -307,7 +325,7 @@
       });
       // A sort in the URL (a shared link, a reload) is applied once; without one the served order stays.
       var p = params(), key = p.get("sort");
-      var th = key ? table.querySelector('thead th[data-or-sort="' + key.replace(/["\\]/g, "") + '"]') : null;
+      var th = key && NAME.test(key) ? table.querySelector('thead th[data-or-sort="' + key + '"]') : null;
       if (th) sortRows(table, th, p.get("dir") === "desc" ? "descending" : "ascending");
       warmKeys(table);
     });
@@ -347,7 +365,7 @@
           s.value = wanted;
         }
       });
-      if (text && initial.get("text") !== null) text.value = initial.get("text");
+      if (text && initial.get("text") !== null) text.value = initial.get("text").slice(0, MAX_TEXT);
       var count = box.querySelector("[data-or-count]");
       var showAll = false, pending = [], frame = 0;
       var more = document.createElement("p");
@@ -697,26 +715,44 @@
 
   var SUFFIX = { k: 1e3, m: 1e6, b: 1e9, g: 1e9, t: 1e12, p: 1e15 };
   function parseTokens(text) {
+    if (typeof text !== "string" || text.length > 32) return null;
     var m = /^\s*([0-9][0-9,]*\.?[0-9]*(?:e[+-]?[0-9]+)?)\s*([kmbgtp]?)\s*$/i.exec(text || "");
     if (!m) return null;
     var n = parseFloat(m[1].replace(/,/g, "")) * (m[2] ? SUFFIX[m[2].toLowerCase()] : 1);
-    return isFinite(n) && n > 0 ? n : null;
+    return isFinite(n) && n > 0 && n <= MAX_TOKENS ? n : null;
   }
 
+  // This browser's prices: only those typed on a page (savePrice), each checked again when read (an older version
+  // stored what a URL brought, 1e308 among them).
   function storedPrices() {
-    try { return JSON.parse(localStorage.getItem(STORE) || "{}") || {}; } catch (e) { return {}; }
+    var out = {}, raw;
+    try { raw = JSON.parse(localStorage.getItem(STORE) || "{}"); } catch (e) { return out; }
+    if (!raw || typeof raw !== "object" || Array.isArray(raw)) return out;
+    Object.keys(raw).forEach(function (k) {
+      var n = validPrice(raw[k]);
+      if (n !== undefined && k.length <= 64) out[k] = n;
+    });
+    return out;
   }
   function savePrices(prices) {
     try { localStorage.setItem(STORE, JSON.stringify(prices)); } catch (e) { /* private mode: the URL keeps them */ }
   }
 
-  // User prices: the URL's first (a shared link), then this browser's.
+  // A price typed for one GPU type (undefined: the catalog's again) goes into this browser's store; nothing the URL
+  // brings is stored.
+  function savePrice(type, value) {
+    var stored = storedPrices();
+    if (value === undefined) delete stored[type]; else stored[type] = value;
+    savePrices(stored);
+  }
+
+  // User prices: the URL's first (a shared link), then this browser's. A bad URL price is ignored.
   function userPrices() {
     var prices = storedPrices(), p = params();
     p.forEach(function (value, key) {
-      if (key.indexOf("p.") === 0) {
-        var n = parseFloat(value);
-        if (isFinite(n) && n > 0) prices[key.slice(2)] = n; else delete prices[key.slice(2)];
+      if (key.indexOf("p.") === 0 && key.length <= 66) {
+        var n = validPrice(value);
+        if (n !== undefined) prices[key.slice(2)] = n;
       }
     });
     return prices;
@@ -824,15 +860,30 @@
       if (table.orDetach) repriceLater(table);
       else { (table.orRows || []).forEach(function (row) { priceRow(table, row); }); warmKeys(table); }
     });
-    root.querySelectorAll("[data-or-repriced]").forEach(function (tiles) {
-      var type = tiles.dataset.gpu_type, own = prices[type];
-      var value = tiles.querySelector('[data-or-tile="usd"] .or-tile__value');
-      if (!value) return;
-      if (!value.orServed) value.orServed = value.textContent;
-      value.textContent = own !== undefined ? usdShort(usdPerMillion(own, 1, parseFloat(tiles.dataset.orTokens)))
-                                            : value.orServed;
-    });
+    repricePage(root, prices);
     root.querySelectorAll("[data-or-cheapest]").forEach(function (cell) { repriceCheapest(cell, prices); });
+  }
+
+  // A recipe page's $ / 1M figures, in the tiles and the body alike (each carries data-or-col="usd"): at a price of
+  // one's own for the page's GPU type, every one of them says the same repriced figure.
+  function repricePage(root, prices) {
+    var tiles = root.querySelector("[data-or-repriced]");
+    if (!tiles) return;
+    var type = tiles.dataset.gpu_type, own = prices[type], tokens = parseFloat(tiles.dataset.orTokens);
+    root.querySelectorAll('.md-content [data-or-col="usd"]').forEach(function (el) {
+      if (el.closest("tr[data-or-recipe], [data-or-planner], [data-or-compare-view]")) return;
+      if (el.orServed === undefined) el.orServed = el.textContent;
+      if (own === undefined || !(tokens > 0)) {
+        el.textContent = el.orServed;
+        el.classList.remove("or-own-price");
+        el.removeAttribute("title");
+        return;
+      }
+      var usd = usdPerMillion(own, 1, tokens);
+      el.textContent = el.closest("[data-or-repriced]") ? usdShort(usd) : "$" + CENTS.format(usd) + " at your price";
+      el.classList.add("or-own-price");
+      el.title = "at your $" + own + " per " + type + " GPU-hour";
+    });
   }
 
   // The home page's lowest $ / 1M tokens per model. At a price of one's own, a GPU type's fastest recipe is its
@@ -879,53 +930,204 @@
     }
   }
 
+  // The run planner's state: GPU type ("plan.gpu", one of the select's options), count ("plan.n"), the price of
+  // that type (its "p.<type>") and the token budget ("budget"). From the URL, checked; never stored.
+  function planState(root) {
+    var p = params(), select = root.querySelector('select[data-or-plan="gpu"]');
+    var gpu = p.get("plan.gpu") || "";
+    var known = select ? Array.prototype.some.call(select.options, function (o) { return o.value === gpu && gpu; }) : false;
+    return { gpu: known || (!select && gpu.length <= 64) ? gpu : "", count: validCount(p.get("plan.n")) };
+  }
+
+  function planDefault(root, gpu) {
+    var option = root.querySelector('select[data-or-plan="gpu"] option[value="' + (gpu || "").replace(/["\\\n\r]/g, "") + '"]');
+    return option ? validPrice(option.getAttribute("data-or-default")) : undefined;
+  }
+
+  function planCell(tag, text, col) {
+    var el = cell(tag, text);
+    if (col) el.setAttribute("data-or-col", col);
+    return el;
+  }
+
+  // Every recipe of the page's model that fits the plan (its GPU type, no more GPUs than planned), with the
+  // GPU-hours, dollars and days for the budget (figures.py's formulas), cheapest first within each like group.
+  function renderPlanner(root, plan, prices, budget) {
+    root.querySelectorAll("[data-or-planner]").forEach(function (box) {
+      var source = box.parentNode.querySelector("script[data-or-plan-data]");
+      var rows = box.orPlan;
+      if (!rows) {
+        try { rows = box.orPlan = JSON.parse(source.textContent); } catch (e) { return; }
+      }
+      box.textContent = "";
+      if (!plan.gpu || !plan.count || !budget) {
+        var empty = cell("p", "Choose a GPU type, a count and a token budget to plan a run.");
+        empty.setAttribute("data-or-plan-empty", "");
+        box.appendChild(empty);
+        return;
+      }
+      var price = prices[plan.gpu] !== undefined ? prices[plan.gpu] : planDefault(document, plan.gpu);
+      var fits = rows.filter(function (r) { return r.gpu_type === plan.gpu && r.count <= plan.count; });
+      var summary = compact(budget) + " tokens on " + plan.count + " x " + plan.gpu +
+        (price !== undefined ? " at $" + price + " per GPU-hour" : " (no price: enter one)") + ": " +
+        fits.length + (fits.length === 1 ? " recipe fits" : " recipes fit") + ".";
+      box.appendChild(cell("p", summary, "or-plan__summary"));
+      var names = [], by = {};
+      fits.forEach(function (r) {
+        if (!by[r.group]) { by[r.group] = []; names.push(r.group); }
+        by[r.group].push(r);
+      });
+      names.forEach(function (name) {
+        var list = by[name].map(function (r) {
+          var hours = gpuHoursForTokens(budget, r.tokens);
+          return { r: r, hours: hours, days: wallClockDays(hours, r.count),
+                   usd: price !== undefined ? trainingUsd(hours, price) : null };
+        }).sort(function (a, b) { return a.hours - b.hours || (a.r.id < b.r.id ? -1 : 1); });
+        var wrap = document.createElement("div");
+        wrap.className = "or-table-wrap";
+        var table = document.createElement("table");
+        table.className = "or-plan";
+        table.setAttribute("data-or-plan-group", name);
+        table.appendChild(cell("caption", name));
+        var head = table.createTHead().insertRow();
+        ["Recipe", "GPUs", "Layout", "Tokens/s per GPU", "GPU-hours", "Cost", "Days"].forEach(function (h, i) {
+          var th = cell("th", h, i >= 3 ? "or-num" : "");
+          th.scope = "col";
+          head.appendChild(th);
+        });
+        var body = table.createTBody();
+        list.forEach(function (x) {
+          var tr = body.insertRow();
+          tr.setAttribute("data-or-recipe", x.r.id);
+          var name = document.createElement("td");
+          name.className = "or-name";
+          var a = document.createElement("a");
+          a.href = x.r.href;
+          a.title = x.r.id;
+          a.textContent = x.r.name;
+          name.appendChild(a);
+          tr.appendChild(name);
+          tr.appendChild(cell("td", x.r.count + " x " + x.r.gpu_type));
+          tr.appendChild(cell("td", x.r.label, "or-layout"));
+          tr.appendChild(cell("td", Math.round(x.r.tokens).toLocaleString("en-US"), "or-num"));
+          var hours = planCell("td", compact(x.hours), "hours");
+          hours.setAttribute("data-sort", String(x.hours));
+          var usd = planCell("td", x.usd === null ? "\u2013" : compact(x.usd, "$"), "cost");
+          usd.setAttribute("data-sort", x.usd === null ? "" : String(x.usd));
+          var days = planCell("td", DAYS[x.days < 10 ? 1 : 0].format(x.days), "days");
+          days.setAttribute("data-sort", String(x.days));
+          [hours, usd, days].forEach(function (c) { c.classList.add("or-num"); tr.appendChild(c); });
+        });
+        wrap.appendChild(table);
+        box.appendChild(wrap);
+      });
+    });
+  }
+
+  // The planner's and the prices' URL keys: carried into every link to another page of the site (a budget or a
+  // plan set on one page applies on the next), never stored.
+  var CARRIED = /^(p\.|budget$|plan\.gpu$|plan\.n$)/;
+
+  function carriedQuery() {
+    var out = new URLSearchParams();
+    params().forEach(function (value, key) { if (CARRIED.test(key)) out.set(key, value); });
+    return out;
+  }
+
+  document.addEventListener("click", function (event) {
+    var a = event.target && event.target.closest ? event.target.closest("a[href]") : null;
+    if (!a || a.target || a.hasAttribute("download") || a.origin !== location.origin) return;
+    if (a.pathname === location.pathname || /\.(json|csv|yaml)$/.test(a.pathname)) return;
+    var carried = carriedQuery();
+    if (!carried.toString()) return;
+    var url = new URL(a.href);
+    carried.forEach(function (value, key) { if (!url.searchParams.has(key)) url.searchParams.set(key, value); });
+    a.href = url.toString();
+  }, true);
+
   function initDecide(root) {
     var prices = userPrices();
-    savePrices(prices);
     var defaults = {};
     var inputs = Array.prototype.slice.call(root.querySelectorAll("input[data-or-price]"));
     inputs.forEach(function (input) {
       var type = input.dataset.orPrice;
-      var d = parseFloat(input.dataset.orDefault);
-      if (isFinite(d)) defaults[type] = d;
+      var d = validPrice(input.dataset.orDefault);
+      if (d !== undefined) defaults[type] = d;
       if (prices[type] !== undefined) input.value = String(prices[type]);
     });
     var budgetInput = root.querySelector("input[data-or-budget]");
     var budgetText = params().get("budget") || "";
+    if (!parseTokens(budgetText)) budgetText = "";
     if (budgetInput) budgetInput.value = budgetText;
+    var plan = planState(root);
+    var gpuSelect = root.querySelector('select[data-or-plan="gpu"]');
+    var countInput = root.querySelector('input[data-or-plan="count"]');
+    var priceInput = root.querySelector('input[data-or-plan="price"]');
+    function showPlanPrice() {
+      if (!priceInput) return;
+      priceInput.value = plan.gpu && prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : "";
+      var d = planDefault(root, plan.gpu);
+      priceInput.placeholder = d !== undefined ? String(d) + " (catalog)" : "price";
+    }
+    if (gpuSelect) gpuSelect.value = plan.gpu;
+    if (countInput) countInput.value = plan.count ? String(plan.count) : "";
+    showPlanPrice();
     var panel = root.querySelector("[data-or-decide]");
-    if (panel && (budgetText || inputs.some(function (i) { return prices[i.dataset.orPrice] !== undefined; }))) {
+    if (panel && (budgetText || plan.gpu || inputs.some(function (i) { return prices[i.dataset.orPrice] !== undefined; }))) {
       panel.open = true;
     }
 
-    function update() {
+    // `typed`: the price inputs the user changed (only those are stored in this browser).
+    function update(typed) {
       var changes = {};
       inputs.forEach(function (input) {
-        var type = input.dataset.orPrice, n = parseFloat(input.value);
+        var type = input.dataset.orPrice, n = validPrice(input.value);
         // A price equal to the catalog's is no price of your own: the served figures stay.
-        if (isFinite(n) && n > 0 && n !== defaults[type]) prices[type] = n; else delete prices[type];
+        if (typed.indexOf(input) !== -1) {
+          if (n !== undefined && n !== defaults[type]) prices[type] = n; else delete prices[type];
+          savePrice(type, prices[type]);
+        }
         changes["p." + type] = prices[type] !== undefined ? String(prices[type]) : null;
       });
-      savePrices(prices);
+      if (typed.indexOf(priceInput) !== -1 && plan.gpu) {
+        var own = validPrice(priceInput.value);
+        if (own !== undefined && own !== planDefault(root, plan.gpu)) prices[plan.gpu] = own; else delete prices[plan.gpu];
+        savePrice(plan.gpu, prices[plan.gpu]);
+        changes["p." + plan.gpu] = prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : null;
+        inputs.forEach(function (input) {
+          if (input.dataset.orPrice === plan.gpu) input.value = prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : input.dataset.orDefault;
+        });
+      }
       var text = budgetInput ? budgetInput.value.trim() : "";
       changes.budget = parseTokens(text) ? text : null;
+      if (gpuSelect) plan.gpu = gpuSelect.value;
+      if (countInput) plan.count = validCount(countInput.value);
+      changes["plan.gpu"] = plan.gpu || null;
+      changes["plan.n"] = plan.count ? String(plan.count) : null;
+      if (typed.indexOf(gpuSelect) !== -1) showPlanPrice();
       setParams(changes);
       reprice(document, prices, defaults, parseTokens(text));
+      renderPlanner(document, plan, prices, parseTokens(text));
       document.querySelectorAll("table.or-sortable").forEach(function (t) { t.dispatchEvent(new CustomEvent("or:repriced")); });
     }
 
-    inputs.forEach(function (input) { input.addEventListener("input", update); });
-    if (budgetInput) budgetInput.addEventListener("input", update);
+    inputs.forEach(function (input) { input.addEventListener("input", function () { update([input]); }); });
+    [budgetInput, countInput, priceInput].forEach(function (el) {
+      if (el) el.addEventListener("input", function () { update([el]); });
+    });
+    if (gpuSelect) gpuSelect.addEventListener("change", function () { update([gpuSelect]); });
     var reset = root.querySelector("[data-or-reset-prices]");
     if (reset) reset.addEventListener("click", function () {
       inputs.forEach(function (input) { input.value = input.dataset.orDefault; });
-      update();
+      if (priceInput) priceInput.value = "";
+      update(inputs.concat(priceInput ? [priceInput] : []));
     });
-    // Prices in the URL go on to every page Material's instant navigation opens.
+    // The prices in force in the URL: a shared link shows what this page shows.
     var own = {};
     Object.keys(prices).forEach(function (k) { own["p." + k] = String(prices[k]); });
     setParams(own);
     reprice(root, prices, defaults, parseTokens(budgetText));
+    renderPlanner(root, plan, prices, parseTokens(budgetText));
   }
 
   window.OpenRecipes.parseTokens = parseTokens;
@@ -1009,6 +1211,7 @@
     var ids = idList(params().get("ids"));
     if (ids.length < 2) return;
     var base = view.dataset.orRoot || "../";
+    var prices = userPrices();
     Promise.all(ids.map(function (id) {
       return fetch(base + "recipes/" + id + ".compare.json").then(function (r) {
         if (!r.ok) throw new Error(id + ": " + r.status);
@@ -1048,8 +1251,12 @@
         th.scope = "colgroup";
         sep.appendChild(th);
         labels.forEach(function (label) {
+          var usdRow = section[0] === "Figures" && label === "$ / 1M tokens";
           var values = records.map(function (rec) {
             var found = (rec.sections[si] ? rec.sections[si][1] : []).filter(function (p) { return p[0] === label; })[0];
+            // At a price of one's own for the recipe's GPU type, its $ / 1M is repriced here as everywhere else.
+            var own = usdRow ? prices[rec.gpu_type] : undefined;
+            if (own !== undefined && rec.tokens > 0) return usdShort(usdPerMillion(own, 1, rec.tokens)) + " at your price";
             return found ? found[1] : "\u2013";
           });
           var differs = values.some(function (v) { return v !== values[0]; });
@@ -1060,7 +1267,11 @@
           rowHead.scope = "row";
           if (differs) rowHead.appendChild(cell("span", " (differs)", "or-diff__mark"));
           row.appendChild(rowHead);
-          values.forEach(function (v) { row.appendChild(cell("td", v)); });
+          values.forEach(function (v) {
+            var td = cell("td", v);
+            if (usdRow) td.setAttribute("data-or-col", "usd");
+            row.appendChild(td);
+          });
         });
       });
       view.appendChild(cell("p", records.length + " recipes; " + differing + " fields differ (marked).", "or-compare__count"));
