@@ -9,10 +9,8 @@ formatting.html_text in `finalize`), so Python-Markdown never interprets it.
 
 from __future__ import annotations
 
-import csv
 import functools
 import hashlib
-import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -435,17 +433,16 @@ def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
 def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     r = loaded.recipe
     f = views.recipe_figures(loaded, registry.catalog)
-    out = io.StringIO()
-    # Text cells neutralised against formula injection (fmt.csv_text), figures and the GPU count left as numbers.
+    # Text cells neutralised against formula injection (fmt.csv_text) and quoted where they hold any separator
+    # (fmt.csv_line), figures and the GPU count left as numbers.
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
-    csv.writer(out, lineterminator="\n").writerow([
-        *text, r.gpu.count, fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
+    return fmt.csv_line([
+        *text, str(r.gpu.count), fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
         fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
-    return out.getvalue()
 
 
 def _exports(run: _Render) -> dict[str, Page]:
@@ -454,12 +451,10 @@ def _exports(run: _Render) -> dict[str, Page]:
     records = [_MEMO.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
     # What json.dumps({"recipes": [...]}, indent=1) writes, assembled from the memoised records.
     recipes_json = '{\n "recipes": [\n' + ",\n".join(records) + "\n ]\n}\n" if records else '{\n "recipes": []\n}\n'
-    header = io.StringIO()
-    csv.writer(header, lineterminator="\n").writerow(CSV_COLUMNS)
     rows = [_MEMO.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
     return {
         f"{DOWNLOADS}/recipes.json": Page(recipes_json),
-        f"{DOWNLOADS}/recipes.csv": Page(header.getvalue() + "".join(rows)),
+        f"{DOWNLOADS}/recipes.csv": Page(fmt.csv_line(CSV_COLUMNS) + "".join(rows)),
         f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry), indent=1, default=str) + "\n"),
     }
 

@@ -45,8 +45,10 @@
     return FORMULA.test(value) ? "'" + value : value;
   }
 
+  // Between double quotes wherever a cell holds a character a spreadsheet may split on (its guessed or its locale's
+  // separator: , ; tab |) or a quote or line end (formatting.csv_cell): "a;=cmd()" opened with ";" stays one cell.
   function csvCell(value) {
-    return /[",\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
+    return /[",;\t|\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
   }
 
   var CSV_COLUMNS = [

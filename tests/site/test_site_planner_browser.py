@@ -221,3 +221,29 @@ def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, comm
     assert (group["rows"][0]["cost"], group["rows"][0]["hours"], group["rows"][0]["days"]) == ("$351k", "167k", "109")
     assert float(group["rows"][0]["usd"]) == pytest.approx(350_561, abs=1)
     _done(context, page)
+
+
+AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
+PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.1&budget=1T"
+AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{REF_ID}/?{PLAN}", "gpus/h100/",
+             "methodology/", f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&{PLAN}"]
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1400, "light"), (390, "light"), (1400, "dark"), (390, "dark")])
+def test_axe_no_serious_violations_with_every_panel_open(browser, small, width: int, scheme: str) -> None:  # noqa: ANN001
+    base, _ = small
+    context = browser.new_context(base_url=base, viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.watch = Watch(base)
+    page.watch.attach(context, page)
+    found = []
+    for url in AXE_PAGES:
+        page.goto(url)
+        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        page.wait_for_timeout(100)
+        page.add_script_tag(path=str(AXE))
+        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        found += [(url or "home", v["id"], v["impact"], len(v["nodes"]), [n["target"] for n in v["nodes"][:3]])
+                  for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert found == [], found
+    _done(context, page)

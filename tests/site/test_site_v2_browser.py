@@ -501,10 +501,10 @@ def test_item7_csv_of_the_rows_in_view_matches_python(wide, registry) -> None:  
         assert (r["precision"], r["training"]) == (w.precision.value, w.training.value if w.training else "")
         assert r["mfu_peak"] == (f.derived.peak_precision or "")
     # Text cells are neutralised as recipes.csv's are (formatting.csv_text).
-    for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"'):
+    for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"', "a;=cmd()", "a|=1", "a\t+1"):
         cell = wide.evaluate("t => OpenRecipes.csvCell(OpenRecipes.csvText(t))", text)
         expected = fmt.csv_text(text)
-        if any(c in expected for c in ',"\r\n'):
+        if any(c in expected for c in ',;\t|"\r\n'):
             expected = '"' + expected.replace('"', '""') + '"'
         assert cell == expected, (text, cell)
 
