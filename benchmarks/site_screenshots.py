@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/site_screenshots.py SITE_DIR OUT_DIR
 
 SITE_DIR is a built site (for example from the committed registry, as tests/site/sitehelpers builds it). Pages:
-home, all recipes, the reference recipe, a model page, a GPU page and a compare view of three recipes. For each
+home, all recipes (also with a budget and a filter), the reference recipe (also at a price of one's own), a model page
+(its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), a GPU page, the methodology and a compare
+view of three recipes. For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
 
@@ -17,12 +19,18 @@ import time
 from pathlib import Path
 
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
+PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.10&budget=1T"
 PAGES = {
     "home": "",
     "recipes": "recipes/",
+    "recipes-budget": "recipes/?budget=1T&training=lora",
     "recipe": f"recipes/{REF_ID}/",
+    "recipe-priced": f"recipes/{REF_ID}/?{PLAN}",
     "model": "models/llama-3-70b/",
+    "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
+    "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
     "gpu": "gpus/h100/",
+    "methodology": "methodology/",
 }
 WIDTHS = {1400: 900, 390: 844}
 

@@ -236,3 +236,13 @@ def csv_cell(text: str) -> str:
 def csv_line(cells: list[str]) -> str:
     """A CSV line of cells already neutralised (csv_text) or figures (csv_number)."""
     return ",".join(csv_cell(cell) for cell in cells) + "\n"
+
+
+def params(count: int) -> str:
+    """A parameter count in a table: 70,553,706,496 -> '70.6B', 124,000,000 -> '124M'."""
+    return f"{count / 1e9:,.1f}B" if count >= 1e9 else f"{count / 1e6:,.0f}M"
+
+
+def sequence(tokens: int) -> str:
+    """A sequence length in a table: 8192 -> '8k', 4000 -> '4,000' (only whole multiples of 1,024 say k)."""
+    return f"{tokens // 1024}k" if tokens % 1024 == 0 else integer(tokens)

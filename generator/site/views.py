@@ -544,9 +544,41 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "mfu_sort": repr(f.mfu) if f.mfu is not None else "",
         "cv": fmt.percent_value(f.cv, 1),
         "cv_sort": repr(f.cv) if f.cv is not None else "",
+        "seq": fmt.sequence(r.workload.row_tokens),
+        "seq_sort": str(r.workload.row_tokens),
+        "global_batch": str(r.workload.global_batch) if r.workload.global_batch else "not stated",
+        **params_cell(loaded, catalog),
+        "evidence": evidence_kind(loaded),
         "measured": fmt.date(r.result.measured),
         "measured_sort": r.result.measured.isoformat() if r.result.measured else "",
     }
+
+
+def params_cell(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, str]:
+    """Model size as the tables show it: active parameters per token (N), and for a mixture of experts the total
+    (the catalog's total_params) beside it, '3.3B of 30.5B', so that "30B" is never read as a dense 30B."""
+    active = loaded.recipe.result.active_params.count
+    card = catalog.models.get(loaded.recipe.model)
+    total = card.total_params if card is not None else None
+    text = fmt.params(active) if not total or total == active else f"{fmt.params(active)} of {fmt.params(total)}"
+    return {"params": text, "params_sort": str(active), "params_size": fmt.params(active),
+            "params_total": fmt.params(total) if total else fmt.params(active)}
+
+
+EVIDENCE_NONE = "none published"
+
+
+def evidence_kind(loaded: LoadedRecipe) -> str:
+    """What correctness evidence a recipe carries, as a table cell and filter: 'convergence', 'component tests',
+    both, or 'none published'; a check that did not pass says so."""
+    corr = loaded.recipe.correctness
+    parts = []
+    if corr is not None and corr.convergence is not None:
+        parts.append("convergence" + ("" if corr.convergence.result.value == "pass" else " (fail)"))
+    if corr is not None and corr.component_tests:
+        failed = any(t.result.value != "pass" for t in corr.component_tests)
+        parts.append("component tests" + (" (fail)" if failed else ""))
+    return " + ".join(parts) or EVIDENCE_NONE
 
 
 TRAINING_NAMES = {"pre-training": "pre-training", "sft": "SFT", "lora": "LoRA"}
@@ -697,7 +729,18 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "origin", "label": "Figures", "options": values("origin")},
             {"key": "framework", "label": "Framework", "options": values("framework")},
             {"key": "training", "label": "Training", "options": values("training")},
-            {"key": "precision", "label": "Precision", "options": values("precision")}]
+            {"key": "precision", "label": "Precision", "options": values("precision")},
+            {"key": "seq", "label": "Sequence", "options": sorted({row["seq"] for row in rows},
+                                                                  key=lambda v: int(v.rstrip("k").replace(",", "")))},
+            {"key": "global_batch", "label": "Global batch", "options": sorted(
+                {row["global_batch"] for row in rows}, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0))},
+            {"key": "params_size", "label": "Active params", "options": _by_size({row["params_size"] for row in rows})},
+            {"key": "params_total", "label": "Total params", "options": _by_size({row["params_total"] for row in rows})},
+            {"key": "evidence", "label": "Evidence", "options": values("evidence")}]
+
+
+def _by_size(texts: set[str]) -> list[str]:
+    return sorted(texts, key=lambda v: float(v[:-1].replace(",", "")) * (1e9 if v.endswith("B") else 1e6))
 
 
 def _point_label(loaded: LoadedRecipe) -> str:

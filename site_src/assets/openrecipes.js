@@ -73,7 +73,7 @@
       return row.hasAttribute("data-mfu_peak") ? csvText(row.dataset.mfu_peak) : (figure(row, "mfu") ? "bf16" : "");
     }],
     ["step_time_cv_percent", function (row) { return figure(row, "cv"); }],
-    ["measured", function (row, cells) { return cells.measured ? cells.measured.getAttribute("data-sort") || "" : ""; }]
+    ["measured", function (row) { return row.dataset.measured || ""; }]
   ];
 
   function figure(row, col) {
