@@ -98,7 +98,8 @@ def _lead(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> 
             "status_line": views.status_line(loaded), "id": loaded.id, "model": r.model,
             "model_href": views.href(src, views.model_src(cat, r.model)), "gpu_type": r.gpu.type,
             "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, cat),
-            "evidence": views.evidence_summary(loaded), "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
+            "evidence": views.evidence_summary(loaded), "evidence_missing": views.evidence_missing(loaded),
+            "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
     return Markup(env.get_template("recipe_lead.html.j2").render(lead=lead))
 
 

@@ -212,6 +212,23 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
     return out
 
 
+def evidence_missing(loaded: LoadedRecipe) -> str | None:
+    """What correctness evidence a recipe lacks, said plainly under its headline figures; None where it has both a
+    convergence check and component tests."""
+    r = loaded.recipe
+    corr = r.correctness
+    has_convergence = corr is not None and corr.convergence is not None
+    has_tests = corr is not None and bool(corr.component_tests)
+    if has_convergence and has_tests:
+        return None
+    missing = [name for name, has in (("no convergence check", has_convergence), ("no component tests", has_tests))
+               if not has]
+    if is_reported(loaded):
+        return ("Figures as published, not re-measured here. No correctness evidence was published with them: "
+                + " and ".join(missing) + ".")
+    return "Correctness evidence: " + " and ".join(missing) + " yet."
+
+
 @dataclass(frozen=True)
 class VirtualStage:
     """One virtual pipeline stage (a model chunk): its decoder layers and what else it holds."""

@@ -1314,6 +1314,37 @@
     });
   }
 
+  // Small tables sorted in place on a header click (the failed layouts): numbers by data-sort or text, text
+  // otherwise; a second click reverses.
+  function initSimpleSort(root) {
+    root.querySelectorAll("table[data-or-simple-sort]").forEach(function (table) {
+      if (table.dataset.orSortReady) return;
+      table.dataset.orSortReady = "1";
+      table.querySelectorAll("thead th").forEach(function (th, index) {
+        if (!th.querySelector("button")) return;
+        th.addEventListener("click", function () {
+          var down = th.getAttribute("aria-sort") === "ascending";
+          var number = th.dataset.kind === "number";
+          var key = function (row) {
+            var c = row.cells[index], raw = c.hasAttribute("data-sort") ? c.getAttribute("data-sort") : c.textContent.trim();
+            return number ? parseFloat(raw) : raw.toLowerCase();
+          };
+          var body = table.tBodies[0];
+          var rows = Array.prototype.slice.call(body.rows).map(function (r, i) { return { r: r, k: key(r), i: i }; });
+          rows.sort(function (a, b) {
+            var d = a.k < b.k ? -1 : a.k > b.k ? 1 : 0;
+            return (down ? -d : d) || a.i - b.i;
+          });
+          var fragment = document.createDocumentFragment();
+          rows.forEach(function (x) { fragment.appendChild(x.r); });
+          body.appendChild(fragment);
+          table.querySelectorAll("thead th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
+          th.setAttribute("aria-sort", down ? "descending" : "ascending");
+        });
+      });
+    });
+  }
+
   function init() {
     accessibility(document);
     openFoldsFor(location.hash);
@@ -1325,6 +1356,7 @@
     initPicks(document);
     initCompareView(document);
     initCharts(document);
+    initSimpleSort(document);
   }
 
   if (typeof document$ !== "undefined" && document$.subscribe) {
