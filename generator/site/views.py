@@ -702,13 +702,17 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
     if r.correctness is not None:
         evidence.insert(0, ("Correctness", r.correctness.result.value))
+    # What decides between layouts comes first (the compare view shows it, and folds every later section).
     sections = [
+        ("Decides", [("Layout", r.layout.label), ("Training", training_kind(loaded).removeprefix("training kind ")),
+                     ("Precision", fmt.peak_name(r.workload.precision.value)),
+                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
+                     ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
+                     ("Evidence", evidence_kind(loaded))]),
         ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,
                                                           r.gpu.instance)),
                     ("Status", f"{r.status.value} ({status_line(loaded)})"), ("Author", r.author.name)]),
-        ("Figures", [("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
-                     ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Step-time CV", fmt.percent_value(f.cv)),
-                     ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
+        ("Figures", [("Step-time CV", fmt.percent_value(f.cv)), ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
         ("Layout", layout_rows(loaded)),
         ("Stack", _field_rows(r.stack, fmt.STACK_LABELS)),
         ("Workload", workload_rows(loaded)["workload"]),

@@ -1237,7 +1237,7 @@
         head.appendChild(th);
       });
       var body = table.createTBody();
-      var differing = 0;
+      var differing = 0, deciding = 0, folded = 0;
       records[0].sections.forEach(function (section, si) {
         // Labels in the order the records give them, each section's union.
         var labels = [];
@@ -1248,12 +1248,13 @@
         });
         var sep = body.insertRow();
         sep.className = "or-compare__section";
+        if (si > 0) { sep.classList.add("or-compare__more"); sep.hidden = true; }
         var th = cell("th", section[0]);
         th.colSpan = records.length + 1;
         th.scope = "colgroup";
         sep.appendChild(th);
         labels.forEach(function (label) {
-          var usdRow = section[0] === "Figures" && label === "$ / 1M tokens";
+          var usdRow = label === "$ / 1M tokens";
           var values = records.map(function (rec) {
             var found = (rec.sections[si] ? rec.sections[si][1] : []).filter(function (p) { return p[0] === label; })[0];
             // At a price of one's own for the recipe's GPU type, its $ / 1M is repriced here as everywhere else.
@@ -1264,7 +1265,8 @@
           var differs = values.some(function (v) { return v !== values[0]; });
           var row = body.insertRow();
           row.setAttribute("data-or-field", section[0] + ": " + label);
-          if (differs) { row.className = "or-diff"; differing++; }
+          if (differs) { row.className = "or-diff"; differing++; if (si === 0) deciding++; }
+          if (si > 0) { row.classList.add("or-compare__more"); row.hidden = true; folded++; }
           var rowHead = cell("th", label);
           rowHead.scope = "row";
           if (differs) rowHead.appendChild(cell("span", " (differs)", "or-diff__mark"));
@@ -1276,11 +1278,27 @@
           });
         });
       });
-      view.appendChild(cell("p", records.length + " recipes; " + differing + " fields differ (marked).", "or-compare__count"));
+      // What decides first (layout, training, precision, tokens/s, $, MFU, memory, evidence); the other sections fold
+      // under one button, with how many of their fields differ.
+      view.appendChild(cell("p", records.length + " recipes; " + deciding + " of the deciding fields differ (marked); " +
+        (differing - deciding) + " of the other " + folded + " fields differ.", "or-compare__count"));
       var wrap = document.createElement("div");
       wrap.className = "or-table-wrap";
       wrap.appendChild(table);
       view.appendChild(wrap);
+      var more = document.createElement("button");
+      more.type = "button";
+      more.className = "md-button or-small-button";
+      more.setAttribute("data-or-compare-more", "");
+      more.setAttribute("aria-expanded", "false");
+      more.textContent = "Show the other " + folded + " fields";
+      more.addEventListener("click", function () {
+        var open = more.getAttribute("aria-expanded") !== "true";
+        table.querySelectorAll("tr.or-compare__more").forEach(function (r) { r.hidden = !open; });
+        more.setAttribute("aria-expanded", open ? "true" : "false");
+        more.textContent = (open ? "Hide" : "Show") + " the other " + folded + " fields";
+      });
+      view.appendChild(more);
     }).catch(function (err) {
       view.textContent = "";
       view.appendChild(cell("p", "Could not load a recipe to compare (" + err.message + ")."));

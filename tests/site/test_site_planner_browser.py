@@ -147,6 +147,15 @@ def test_compare_uses_your_price(browser, small) -> None:  # noqa: ANN001
     assert cells == [f"{fmt.usd_short(figures.usd_per_million_tokens(3.0, 1, t))} at your price"
                      for t in (registry.recipes[[x.id for x in registry.recipes].index(REF_ID)].recipe.result
                                .tokens_per_s_per_gpu, 1000.0)]
+    # What decides is in view; the rest folds under one button.
+    shown = page.eval_on_selector_all("#or-compare-table tr[data-or-field]:not([hidden])",
+                                      "els => els.map(e => e.dataset.orField)")
+    assert shown == [f"Decides: {f}" for f in ("Layout", "Training", "Precision", "Tokens/s per GPU", "$ / 1M tokens",
+                                               "MFU", "Memory per GPU", "Evidence")]
+    # the reference does not state its training kind, pre-64 is pre-training: a difference that decides
+    assert page.locator("#or-compare-table tr[data-or-field='Decides: Training'].or-diff").count() == 1
+    page.locator("[data-or-compare-more]").click()
+    assert page.locator("#or-compare-table tr[data-or-field][hidden]").count() == 0
     _done(context, page)
 
 
