@@ -5,7 +5,6 @@ data in, a dict for templates/failed_layouts.md.j2 out; every number is formatte
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -132,16 +131,21 @@ def _stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted((root / FOLDER).glob("*.yaml")))
 
 
-@lru_cache(maxsize=4)
-def _load(root: str, stamp: tuple[tuple[str, int, int], ...]) -> dict[str, FailedLayouts]:
-    """failed/*.yaml by model, re-read when a file's stamp changes (mkdocs serve rebuilds). A file that does not
-    validate stops the build with its problems: the page must not silently drop what failed."""
-    data, problems = load_all(Path(root))
-    if problems:
-        raise ValueError("\n".join(str(p) for p in problems))
-    return data
+def _load(root: Path, cache: dict[tuple[Any, ...], Any]) -> dict[str, FailedLayouts]:
+    """failed/*.yaml by model, re-read when a file's stamp changes (`cache`: the serve-time state's, kept across
+    mkdocs serve rebuilds). A file that does not validate stops the build with its problems: the page must not
+    silently drop what failed."""
+    key = (str(root), _stamp(root))
+    if key not in cache:
+        data, problems = load_all(root)
+        if problems:
+            raise ValueError("\n".join(str(p) for p in problems))
+        cache.clear()  # only the files as they are now
+        cache[key] = data
+    return cache[key]
 
 
-def for_model(root: Path, model: str, group: list[LoadedRecipe], page: str) -> dict[str, Any] | None:
+def for_model(root: Path, model: str, group: list[LoadedRecipe], page: str,
+              cache: dict[tuple[Any, ...], Any] | None = None) -> dict[str, Any] | None:
     """The section for one model page (None: the model has no failed layouts)."""
-    return section(_load(str(root), _stamp(root)).get(model), group, page)
+    return section(_load(root, cache if cache is not None else {}).get(model), group, page)

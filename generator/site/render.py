@@ -9,7 +9,6 @@ formatting.html_text in `finalize`), so Python-Markdown never interprets it.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from generator.site import evidence as evidence_view
 from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml
+from generator.site.serve import Memo, ServeState
 
 TEMPLATES = Path(__file__).parent / "templates"
 DOWNLOADS = "downloads"
@@ -190,48 +190,28 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
                 fmt.plain_title(title))
 
 
-class _Memo:
-    """Results of pure functions of one recipe, kept across the renders of one process (`mkdocs serve`).
-
-    Keys hold the recipe's key (id, display path, file and evidence digests, named reference, catalog and
-    templates: see render_site), so an edit to any of those misses. Entries a render did not use are dropped after it."""
-
-    def __init__(self) -> None:
-        self.store: dict[tuple[Any, ...], Any] = {}
-        self.used: set[tuple[Any, ...]] = set()
-
-    def get(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-        self.used.add(key)
-        if key not in self.store:
-            self.store[key] = make()
-        return self.store[key]
-
-    def prune(self) -> None:
-        for stale in set(self.store) - self.used:
-            del self.store[stale]
-        self.used = set()
-
-
-_MEMO = _Memo()
-
-
 @dataclass
 class _Render:
-    """One render_site call: the environment, the registry, each recipe's memo key."""
+    """One render_site call: the environment, the registry, each recipe's memo key, the serve-time state."""
 
     env: jinja2.Environment
     registry: Registry
     keys: dict[str, tuple[str, ...]]
-    inputs: str = ""  # the catalog's and templates' fingerprint (render_site's _inputs_key)
+    inputs: str  # the catalog's and templates' fingerprint (render_site's _inputs_key)
+    state: ServeState
+
+    @property
+    def memo(self) -> Memo:
+        return self.state.memo
 
     def row(self, loaded: LoadedRecipe, page: str) -> dict[str, Any]:
-        return _MEMO.get(("row", self.keys[loaded.id], page),
+        return self.memo.get(("row", self.keys[loaded.id], page),
                          lambda: views.table_row(loaded, self.registry.catalog, page))
 
     def plan_gpus(self) -> list[dict[str, Any]]:
         """The planner's GPU types: the catalog's, each with its catalog price per GPU-hour where it has one."""
         cat = self.registry.catalog
-        return _MEMO.get(("plan_gpus", self.inputs), lambda: views.gpu_prices(cat, list(cat.gpus)))
+        return self.memo.get(("plan_gpus", self.inputs), lambda: views.gpu_prices(cat, list(cat.gpus)))
 
     def rows(self, recipes: list[LoadedRecipe], page: str) -> list[tuple[LoadedRecipe, dict[str, Any]]]:
         """(recipe, row) pairs, fastest first."""
@@ -248,7 +228,7 @@ class _Render:
                  "show_release": any(row["release"] for _, row in pairs),
                  "show_cv": _dense(pairs, "cv_sort"), "show_measured": _dense(pairs, "measured_sort")}
         template = self.env.get_template("recipe_row.html.j2")
-        html = [_MEMO.get(("row_html", self.keys[loaded.id], page, *flags.values()),
+        html = [self.memo.get(("row_html", self.keys[loaded.id], page, *flags.values()),
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
@@ -371,7 +351,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
             plan=_json_script(views.plan_rows(group, src)),
             all_query=urlencode({"model": model}),
-            failed=failed_view.for_model(registry.root, model, group, src))
+            failed=failed_view.for_model(registry.root, model, group, src, run.state.failed))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
@@ -418,8 +398,8 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
     return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
 
 
-def _schema_page(env: jinja2.Environment, registry: Registry) -> Page:
-    rows = schema_doc.field_rows(_schema(registry))
+def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Page:
+    rows = schema_doc.field_rows(_schema(registry, memo))
     body = env.get_template("schema.md.j2").render(
         rows=rows, schema_href=views.href("schema.md", f"{DOWNLOADS}/recipe.schema.json"))
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
@@ -459,21 +439,21 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
 def _exports(run: _Render) -> dict[str, Page]:
     registry = run.registry
     ordered = sorted(registry.recipes, key=lambda x: x.id)
-    records = [_MEMO.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
+    records = [run.memo.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
     # What json.dumps({"recipes": [...]}, indent=1) writes, assembled from the memoised records.
     recipes_json = '{\n "recipes": [\n' + ",\n".join(records) + "\n ]\n}\n" if records else '{\n "recipes": []\n}\n'
-    rows = [_MEMO.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
+    rows = [run.memo.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
     return {
         f"{DOWNLOADS}/recipes.json": Page(recipes_json),
         f"{DOWNLOADS}/recipes.csv": Page(fmt.csv_line(CSV_COLUMNS) + "".join(rows)),
-        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry), indent=1, default=str) + "\n"),
+        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry, run.memo), indent=1, default=str) + "\n"),
     }
 
 
-def _schema(registry: Registry) -> dict[str, Any]:
+def _schema(registry: Registry, memo: Memo) -> dict[str, Any]:
     """The committed recipe schema, parsed once per content (the schema page and its JSON download share it)."""
     text = (registry.root / "schema" / "recipe.schema.yaml").read_bytes()
-    return _MEMO.get(("schema", _digest_bytes(text)), lambda: schema_doc.parse_schema(text))
+    return memo.get(("schema", _digest_bytes(text)), lambda: schema_doc.parse_schema(text))
 
 
 def _inputs_key(registry: Registry) -> str:
@@ -490,16 +470,16 @@ def _digest_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@functools.cache
-def _process_environment() -> jinja2.Environment:
-    return environment()  # one per process: see environment()
-
-
-def render_site(registry: Registry, problems: list[Problem] | None = None) -> dict[str, Page]:
+def render_site(registry: Registry, problems: list[Problem] | None = None,
+                state: ServeState | None = None) -> dict[str, Page]:
     """Every generated page and download of the site, keyed by its docs path.
 
-    Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
-    env = _process_environment()
+    Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`. `state`
+    is what a process keeps between renders (the MkDocs hook's, generator.site.serve); without one, a render of
+    its own that keeps nothing."""
+    state = state if state is not None else ServeState()
+    memo = state.memo
+    env = state.environment()
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
     keys: dict[str, tuple[str, ...]] = {}
@@ -518,22 +498,22 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
         ref_key = f"{ref.id}={ref.recipe.result.tokens_per_s_per_gpu!r}={ref.recipe.layout.label}" if ref else ""
         key = keys[loaded.id] = (loaded.id, loaded.display, _digest(text), _digest(ev.text) if ev else "", ref_key,
                                  inputs)
-        recipe_pages[views.recipe_src(loaded)] = _MEMO.get(
+        recipe_pages[views.recipe_src(loaded)] = memo.get(
             ("page", key), lambda loaded=loaded, ev=ev: _direct(_recipe_page(env, loaded, registry, by_id, ev)))
         recipe_pages[views.yaml_src(loaded)] = Page(text)
-        recipe_pages[views.compare_src(loaded)] = _MEMO.get(
+        recipe_pages[views.compare_src(loaded)] = memo.get(
             ("compare", key), lambda loaded=loaded: Page(json.dumps(views.compare_record(loaded, registry.catalog),
                                                                     indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
-    run = _Render(env, registry, keys, inputs)
+    run = _Render(env, registry, keys, inputs, state)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})
     pages["methodology.md"] = _methodology(env, registry)  # Markdown proper (lists, emphasis): Python-Markdown's
-    pages["schema.md"] = _direct(_schema_page(env, registry))
+    pages["schema.md"] = _direct(_schema_page(env, registry, memo))
     pages["compare.md"] = _direct(Page(_markdown("Compare recipes", env.get_template("compare.md.j2").render(
         all_href=views.href("compare.md", "recipes.md")), hide=DATA_PAGE), "Compare recipes"))
     pages.update(_exports(run))
-    _MEMO.prune()
+    memo.prune()
     return pages
