@@ -245,7 +245,7 @@ def _dense(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], key: str) -> bool:
 
 
 # A recipes table serves its first LIVE_ROWS rows live, the rest inert in a <template>; one without filters shows
-# every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (openrecipes.js's LIVE and BIG).
+# every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (site_src/assets/js's LIVE and BIG).
 LIVE_ROWS = 500
 ALL_ROWS_UP_TO = 1000
 
@@ -295,7 +295,7 @@ def _home(run: _Render) -> Page:
 def _cheapest_candidates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per GPU type (rows come fastest first): its fastest recipe, the cheapest at any price of one's own ($ / 1M
     is the price over tokens/s), and its cheapest at the served figures (each recipe's own catalog instance). The
-    home page reprices a model's lowest $ / 1M from these when prices are entered (openrecipes.js)."""
+    home page reprices a model's lowest $ / 1M from these when prices are entered (site_src/assets/js)."""
     def pick(row: dict[str, Any]) -> dict[str, Any]:
         return {"id": row["id"], "href": row["href"], "tokens": float(row["tokens_sort"]),
                 "usd": float(row["usd_sort"]) if row["usd_sort"] else None, "gpus": row["gpus"], "label": row["label"]}

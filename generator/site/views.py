@@ -427,7 +427,7 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     f = recipe_figures(loaded, catalog)
     rows: list[tuple[str, Any]] = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
     # Each $ / 1M figure in its own element (data-or-col="usd"): a price of one's own reprices it as it does the
-    # tiles and the tables (openrecipes.js), so that no page shows two prices for one recipe.
+    # tiles and the tables (site_src/assets/js), so that no page shows two prices for one recipe.
     if res.usd_per_million_tokens is not None:
         rows.append(("$ / 1M tokens (stated)", usd_figure(fmt.usd(res.usd_per_million_tokens))))
     if f.derived.usd_per_million_tokens is not None:
@@ -465,7 +465,7 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
 
 
 def usd_figure(text: str) -> Markup:
-    """A served $ / 1M figure as the element openrecipes.js reprices."""
+    """A served $ / 1M figure as the element site_src/assets/js reprices."""
     return Markup('<span data-or-col="usd">{}</span>').format(text)
 
 
@@ -544,7 +544,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "origin": ORIGIN_PUBLISHED if is_reported(loaded) else ORIGIN_MEASURED,
         "source_href": fmt.safe_url(pub.url) if pub else None,
         "release": (pub.release or "") if pub else "",
-        # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; openrecipes.js).
+        # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; site_src/assets/js).
         "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "",
         "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
         "framework": fmt.framework_name(r.stack.framework),
@@ -724,7 +724,7 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
 
 
 def plan_rows(recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
-    """What the run planner (openrecipes.js) needs of each recipe of a page: its GPUs, tokens/s per GPU and like
+    """What the run planner (site_src/assets/js) needs of each recipe of a page: its GPUs, tokens/s per GPU and like
     group. The planner keeps the recipes of the chosen GPU type that need no more GPUs than one has, and costs each
     with figures.py's formulas at one's price and token count, best first within each like group."""
     out = []
