@@ -199,6 +199,13 @@ class _Render:
     keys: dict[str, tuple[str, ...]]
     inputs: str  # the catalog's and templates' fingerprint (render_site's _inputs_key)
     state: ServeState
+    with_evidence: set[str]  # ids of the recipes whose evidence file the site serves
+
+    def frameworks(self, recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
+        """The model page's frameworks side by side: one table per like line two or more frameworks share."""
+        return [{"title": group.title, "rows": views.framework_rows(group, self.registry.catalog, page,
+                                                                   lambda x: x.id in self.with_evidence)}
+                for group in views.framework_groups(recipes)]
 
     @property
     def memo(self) -> Memo:
@@ -313,6 +320,9 @@ def _download_links(page: str) -> list[dict[str, str]]:
         ("recipes.json", "every recipe with its derived figures"),
         ("recipes.csv", "one row per recipe, the table's figures (a text cell that begins with =, +, -, @, a tab "
                         "or a carriage return starts with ' so that no spreadsheet runs it as a formula)"),
+        ("frameworks.csv", "frameworks side by side: per model, GPU type, training kind, precision and sequence that "
+                           "two or more frameworks share, each framework's fastest recipe with its figures, MFU "
+                           "formula, convergence result and evidence file"),
         ("recipe.schema.json", "the recipe's JSON Schema (2020-12)"))]
 
 
@@ -349,7 +359,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
-            plan=_json_script(views.plan_rows(group, src)),
+            plan=_json_script(views.plan_rows(group, src)), frameworks=run.frameworks(group, src),
             all_query=urlencode({"model": model}),
             failed=failed_view.for_model(registry.root, model, group, src, run.state.failed))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
@@ -368,6 +378,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
+            frameworks=[],
             all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
@@ -436,6 +447,26 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
 
 
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "sequence", "framework", "id", "status",
+                     "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
+
+
+def _frameworks_csv(run: _Render) -> str:
+    """downloads/frameworks.csv: the model pages' side-by-side tables, one line per framework's recipe."""
+    lines = [fmt.csv_line(FRAMEWORK_COLUMNS)]
+    for model, group in _by(run.registry.recipes, lambda x: x.recipe.model).items():
+        for side in views.framework_groups(group):
+            for row in views.framework_rows(side, run.registry.catalog, "index.md", lambda x: x.id in run.with_evidence):
+                lines.append(fmt.csv_line([
+                    fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
+                    side.like.precision, str(side.row_tokens), fmt.csv_text(row["framework"]), fmt.csv_text(row["id"]),
+                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
+                    fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
+                    fmt.csv_text(row["convergence"]),
+                    fmt.csv_text(f"recipes/{row['id']}.evidence.json") if row["evidence_href"] else ""]))
+    return "".join(lines)
+
+
 def _exports(run: _Render) -> dict[str, Page]:
     registry = run.registry
     ordered = sorted(registry.recipes, key=lambda x: x.id)
@@ -446,6 +477,7 @@ def _exports(run: _Render) -> dict[str, Page]:
     return {
         f"{DOWNLOADS}/recipes.json": Page(recipes_json),
         f"{DOWNLOADS}/recipes.csv": Page(fmt.csv_line(CSV_COLUMNS) + "".join(rows)),
+        f"{DOWNLOADS}/frameworks.csv": Page(_frameworks_csv(run)),
         f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry, run.memo), indent=1, default=str) + "\n"),
     }
 
@@ -484,6 +516,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     by_id = {x.id: x for x in registry.recipes}
     keys: dict[str, tuple[str, ...]] = {}
     recipe_pages: dict[str, Page] = {}
+    with_evidence: set[str] = set()
     for loaded in registry.recipes:
         try:
             text = loaded.path.read_text(encoding="utf-8")
@@ -506,7 +539,8 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
                                                                     indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
-    run = _Render(env, registry, keys, inputs, state)
+            with_evidence.add(loaded.id)
+    run = _Render(env, registry, keys, inputs, state, with_evidence)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})

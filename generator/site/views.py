@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -881,3 +882,80 @@ def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | N
         rows.append({"gpus": f"{count} x {gpu_type}", "system": system, "precision": precision,
                      "qualifier": qualifier, "cells": cells})
     return {"releases": releases, "rows": rows}
+
+
+def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
+    """How the site's MFU of a recipe is computed (figures.mfu), with its numbers: '6 x N (1.2B) x tokens/s per GPU
+    / BF16 peak (989 TFLOP/s)'; 4N for a frozen base; the stated figure where the site does not recompute it."""
+    r = loaded.recipe
+    f = recipe_figures(loaded, catalog)
+    if f.mfu is None:
+        return fmt.DASH
+    if f.derived.mfu is None or r.result.mfu_note:
+        return "as stated by the recipe" + (f": {r.result.mfu_note}" if r.result.mfu_note else "")
+    flops = "4" if figures.frozen_base(r) else "6"
+    peak = fmt.peak_name(f.derived.peak_precision or "bf16")
+    return (f"{flops} x N ({fmt.params(r.result.active_params.count)}) x tokens/s per GPU / {peak} peak "
+            f"({fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s)")
+
+
+def convergence_text(loaded: LoadedRecipe) -> str:
+    """A recipe's convergence check in one line, or that it has none."""
+    corr = loaded.recipe.correctness
+    c = corr.convergence if corr is not None else None
+    if c is None:
+        return "none published" if is_reported(loaded) else "none yet"
+    return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
+            f"loss difference {fmt.stated(c.final_loss_difference)}")
+
+
+@dataclass(frozen=True)
+class FrameworkGroup:
+    """Recipes of one model on one GPU type, of one training kind, precision and sequence length, from two or more
+    frameworks: the fastest recipe of each framework, side by side."""
+
+    gpu_type: str
+    like: Like
+    row_tokens: int
+    rows: tuple[LoadedRecipe, ...]  # one per framework, fastest first
+
+    @property
+    def title(self) -> str:
+        return f"{self.gpu_type}, {self.like.text}, sequence {fmt.sequence(self.row_tokens)}"
+
+
+def framework_groups(recipes: list[LoadedRecipe]) -> list[FrameworkGroup]:
+    """Every like line of a model's recipes (GPU type, training kind, precision, sequence) that two or more
+    frameworks (stack.framework's first word) have recipes on."""
+    lines: dict[tuple[str, Like, int], dict[str, LoadedRecipe]] = {}
+    for loaded in recipes:
+        r = loaded.recipe
+        key = (r.gpu.type, like(loaded), r.workload.row_tokens)
+        name = fmt.framework_name(r.stack.framework)
+        best = lines.setdefault(key, {}).get(name)
+        if best is None or (r.result.tokens_per_s_per_gpu, best.id) > (best.recipe.result.tokens_per_s_per_gpu, loaded.id):
+            lines[key][name] = loaded
+    out = []
+    for (gpu_type, group, tokens), by_framework in lines.items():
+        if len(by_framework) >= 2:
+            rows = sorted(by_framework.values(), key=lambda x: (-x.recipe.result.tokens_per_s_per_gpu, x.id))
+            out.append(FrameworkGroup(gpu_type, group, tokens, tuple(rows)))
+    return sorted(out, key=lambda g: (g.gpu_type.lower(), g.like.order, g.row_tokens))
+
+
+def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
+                   has_evidence: Callable[[LoadedRecipe], bool]) -> list[dict[str, Any]]:
+    """A side-by-side group's rows as text, each linking to its recipe and, where it has one, its evidence file."""
+    out = []
+    for loaded in group.rows:
+        r = loaded.recipe
+        f = recipe_figures(loaded, catalog)
+        out.append({"framework": fmt.framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
+                    "name": compact_name(loaded), "href": href(page, recipe_src(loaded)),
+                    "evidence_href": href(page, evidence_src(loaded)) if has_evidence(loaded) else None,
+                    "status": r.status.value, "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
+                    "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
+                    "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
+                    "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
+                    "convergence": convergence_text(loaded)})
+    return out
