@@ -4,7 +4,8 @@
 
 SITE_DIR is a built site (for example from the committed registry, as tests/site/sitehelpers builds it). Pages:
 home, all recipes (also with a budget and a filter), the reference recipe (also at a price of one's own), a model page
-(its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), a GPU page, the methodology and a compare
+(its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
+scaling chart, the methodology and a compare
 view of three recipes. For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
@@ -29,7 +30,9 @@ PAGES = {
     "model": "models/llama-3-70b/",
     "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
     "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
+    "model-failed": "models/playbook-llama-80b/#what-failed-next-to-what-worked",
     "gpu": "gpus/h100/",
+    "gpu-charts": "gpus/h100/#tokenss-per-gpu-against-gpu-count",
     "methodology": "methodology/",
 }
 WIDTHS = {1400: 900, 390: 844}
@@ -67,7 +70,10 @@ def shoot(site: Path, out: Path) -> list[str]:
                 for name, url in pages.items():
                     page.goto(url)
                     page.wait_for_load_state("networkidle")
-                    page.wait_for_timeout(400)  # charts drawn, rows filled
+                    # charts drawn (a 1,846-row GPU page draws its chart after its table), rows filled
+                    page.wait_for_function("""() => typeof Chart === 'undefined' || [...document.querySelectorAll(
+                        'canvas[data-or-chart]')].every(c => Chart.getChart(c))""", timeout=10000)
+                    page.wait_for_timeout(400)
                     wide = page.evaluate("document.scrollingElement.scrollWidth")
                     path = out / f"{name}-{width}.png"
                     page.screenshot(path=str(path))

@@ -36,6 +36,9 @@ def _where(item: FailedLayout) -> str:
     return f"line {pub.line}" + (f", column {pub.column}" if pub.column else "")
 
 
+BOTH = "crashed or out of memory"  # the publication's "crashed/oom": one of the two, not told apart
+
+
 def outcome_kind(outcome: str) -> str:
     """What happened, as the publication tells it apart: out of memory, a crash, or (its "crashed/oom") either, not
     told apart. Nothing is inferred beyond the publication's words."""
@@ -43,7 +46,7 @@ def outcome_kind(outcome: str) -> str:
     oom = "oom" in text or "out of memory" in text
     crash = "crash" in text
     if oom and crash:
-        return "crashed or out of memory (not told apart)"
+        return BOTH
     return "out of memory" if oom else "crashed" if crash else outcome
 
 
@@ -119,7 +122,7 @@ def section(data: FailedLayouts | None, group: list[LoadedRecipe], page: str) ->
         })
     distinct = distinct_failures(data, group, page)
     kinds = sorted({d["outcome"] for d in distinct})
-    return {"rows": rows, "total": len(data.layouts), "distinct": distinct, "kinds": kinds,
+    return {"rows": rows, "total": len(data.layouts), "distinct": distinct, "kinds": kinds, "untold": BOTH in kinds,
             "open": len(distinct) <= OPEN_UP_TO}
 
 

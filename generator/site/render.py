@@ -262,7 +262,7 @@ def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str, page:
     """The group page's charts: cost against speed with the Pareto frontier (models: on one GPU type it is y = k/x
     by construction, so GPU pages leave it out), and speed against GPU count (scaling)."""
     points = views.chart_points(recipes, registry.catalog, page) if cost else []
-    scaling = views.scaling_points(recipes, registry.catalog, page) if page else []
+    scaling = views.scaling_points(recipes, registry.catalog, page, by_model=not cost) if page else []
     return {"id": chart_id, "json": _json_script(points), "count": len(points), "cost": cost,
             "scaling": {"id": chart_id + "-scaling", "json": _json_script(scaling), "count": len(scaling)}}
 

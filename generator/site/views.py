@@ -588,14 +588,14 @@ EVIDENCE_NONE = "none published"
 
 def evidence_kind(loaded: LoadedRecipe) -> str:
     """What correctness evidence a recipe carries, as a table cell and filter: 'convergence', 'component tests',
-    both, or 'none published'; a check that did not pass says so."""
+    'convergence + tests', or 'none published'; a check that did not pass says so."""
     corr = loaded.recipe.correctness
     parts = []
     if corr is not None and corr.convergence is not None:
         parts.append("convergence" + ("" if corr.convergence.result.value == "pass" else " (fail)"))
     if corr is not None and corr.component_tests:
         failed = any(t.result.value != "pass" for t in corr.component_tests)
-        parts.append("component tests" + (" (fail)" if failed else ""))
+        parts.append(("tests" if parts else "component tests") + (" (fail)" if failed else ""))
     return " + ".join(parts) or EVIDENCE_NONE
 
 
@@ -777,7 +777,7 @@ def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") 
     recipe of the same training kind and precision both cheaper-or-equal and faster-or-equal, one strictly): a LoRA
     point never hides a pre-training one."""
     out = []
-    for loaded in recipes:
+    for loaded in sorted(recipes, key=lambda x: like(x).order):  # the scaling chart's group order: the same colours
         f = recipe_figures(loaded, catalog)
         if f.usd is not None:
             out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2), "label": _point_label(loaded),
@@ -789,11 +789,18 @@ def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") 
     return out
 
 
-def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str) -> list[dict[str, Any]]:
-    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe, in its like group."""
+def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str,
+                   by_model: bool = False) -> list[dict[str, Any]]:
+    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe, in its like group; on a GPU
+    page (`by_model`) the group names the model too, so that scaling reads per model and precision (a 125M model's
+    tokens/s is no point on a 405B model's curve). Groups come in a stable order: model, then like order."""
+    def group(loaded: LoadedRecipe) -> str:
+        return f"{loaded.recipe.model}: {like(loaded).text}" if by_model else like(loaded).text
+
+    ordered = sorted(recipes, key=lambda x: ((x.recipe.model.lower() if by_model else ""), like(x).order))
     return [{"x": loaded.recipe.gpu.count, "y": round(recipe_figures(loaded, catalog).tokens_per_s, 2),
-             "label": _point_label(loaded), "href": href(page, recipe_src(loaded)), "group": like(loaded).text}
-            for loaded in recipes]
+             "label": _point_label(loaded), "href": href(page, recipe_src(loaded)), "group": group(loaded)}
+            for loaded in ordered]
 
 
 # A recipe id inside free text: model/gpu/name, optionally as recipes/<id>.yaml.

@@ -50,7 +50,7 @@ def test_rows_carry_every_facet_as_a_cell_or_a_filter_value(built) -> None:  # n
     assert _cell(long, "params") == fmt.params(n) and f'data-params_size="{fmt.params(n)}"' in long
     # the reference has component tests and a convergence check; the synthetic rows none
     ref = _row(content, "gemma-4-31b/h100/attune-tp2-pp4-split13")
-    assert _cell(ref, "evidence") == "convergence + component tests"
+    assert _cell(ref, "evidence") == "convergence + tests"
     assert _cell(long, "evidence") == views.EVIDENCE_NONE == "none published"
     filters = dict(re.findall(r'<label>([^<]+) <select data-or-filter="([a-z_]+)"', content))
     assert set(filters.values()) >= {"model", "gpu_type", "gpu_count", "status", "origin", "training", "precision",

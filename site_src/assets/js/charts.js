@@ -18,8 +18,10 @@ export function pointerOnPoints(event, elements) {
 // Points come with their like group (views.Like: "pre-training, FP8-CS"): one colour and one legend entry per
 // group (a click on an entry hides or shows it), so that no reader ranks a LoRA point against a pre-training one.
 // Okabe-Ito colours, told apart with colour-blindness; lighter ones on the dark scheme.
-export let PALETTE = { light: ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#333333"],
-                dark: ["#56b4e9", "#ff9e4a", "#3fd9a6", "#f0a0d0", "#f0e442", "#9ecbff", "#e0e0e0"] };
+export let PALETTE = { light: ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#333333",
+                              "#7b3294", "#1b7837", "#b2182b", "#2166ac", "#8c510a"],
+                       dark: ["#56b4e9", "#ff9e4a", "#3fd9a6", "#f0a0d0", "#f0e442", "#9ecbff", "#e0e0e0",
+                              "#c2a5cf", "#a6dba0", "#f4a582", "#92c5de", "#dfc27d"] };
 
 export function palette() {
   var scheme = document.body && document.body.getAttribute("data-md-color-scheme");
@@ -33,7 +35,7 @@ export function groups(points) {
     if (!by[g]) { by[g] = []; names.push(g); }
     by[g].push(p);
   });
-  return names.map(function (name, i) { return { name: name, points: by[name], color: palette()[i % 7] }; });
+  return names.map(function (name, i) { return { name: name, points: by[name], color: palette()[i % palette().length] }; });
 }
 
 export function scatterConfig(points, xTitle, xLabel, frontiers) {

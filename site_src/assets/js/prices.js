@@ -298,7 +298,7 @@ export function renderPlanner(root, plan, prices, budget) {
     var price = prices[plan.gpu] !== undefined ? prices[plan.gpu] : planDefault(document, plan.gpu);
     var fits = rows.filter(function (r) { return r.gpu_type === plan.gpu && r.count <= plan.count; });
     var summary = compact(budget) + " tokens on " + plan.count + " x " + plan.gpu +
-      (price !== undefined ? " at $" + price + " per GPU-hour" : " (no price: enter one)") + ": " +
+      (price !== undefined ? " at $" + CENTS.format(price) + " per GPU-hour" : " (no price: enter one)") + ": " +
       fits.length + (fits.length === 1 ? " recipe fits" : " recipes fit") + ".";
     box.appendChild(cell("p", summary, "or-plan__summary"));
     var names = [], by = {};
