@@ -412,8 +412,9 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     out = {"workload": [("Rows", w.rows), ("Tokens per row", fmt.integer(w.row_tokens)),
                         ("Global batch (rows)", fmt.integer(w.global_batch)), ("Precision", w.precision.value)],
            "dataset": None, "build": None}
-    if w.training is not None and w.training.value != "pre-training":  # pre-training and unstated go unsaid here
-        out["workload"].append(("Training", TRAINING_TEXT[w.training.value]))
+    # Every recipe page says its training kind, an unstated one as unstated (never read as pre-training).
+    out["workload"].append(("Training", TRAINING_TEXT[w.training.value] if w.training is not None
+                            else TRAINING_NOT_STATED))
     if w.dataset is not None:
         out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
         if w.dataset.build is not None:
@@ -600,7 +601,10 @@ def evidence_kind(loaded: LoadedRecipe) -> str:
 
 
 TRAINING_NAMES = {"pre-training": "pre-training", "sft": "SFT", "lora": "LoRA"}
-TRAINING_TEXT = {"sft": "SFT: supervised fine-tuning of every weight (FLOPs per token as pre-training)",
+TRAINING_NOT_STATED = ("not stated: the recipe does not say whether it pre-trains or fine-tunes, so it is ranked "
+                       "with neither")
+TRAINING_TEXT = {"pre-training": "pre-training: every weight trained from the start (6N FLOPs a token)",
+                 "sft": "SFT: supervised fine-tuning of every weight (FLOPs per token as pre-training)",
                  "lora": "LoRA: adapters on a frozen base, no weight gradients for it (MFU counts 4N, not 6N)"}
 
 
@@ -659,7 +663,8 @@ def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> l
             continue
         best[key] = {"what": row[by], "what_href": row["gpu_href" if by == "gpu_type" else "model_href"],
                      "gpu_count": r.gpu.count, "precision": fmt.peak_name(key[2]),
-                     "sequence": fmt.integer(key[3]), "kind": key[4], "href": row["href"], "id": row["id"],
+                     "sequence": fmt.integer(key[3]), "kind": key[4].removeprefix("training kind "),
+                     "href": row["href"], "id": row["id"],
                      "name": row["short_name"], "label": row["label"], "tokens": row["tokens"], "mfu": row["mfu"],
                      "tried": 1}
     return [best[k] for k in sorted(best, key=lambda k: (k[0].lower(), k[1], k[4] != "pre-training", k[4], k[2], k[3]))]

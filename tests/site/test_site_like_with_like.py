@@ -84,7 +84,7 @@ def test_best_layouts_never_mix_training_kinds(site) -> None:  # noqa: ANN001
     best = {(c[2], c[3]): (c[6], c[7]) for c in cells}  # (training, precision): (fastest recipe, of)
     assert best[("pre-training", "BF16")] == ("pre-bf16", "2")
     assert best[("LoRA", "BF16")] == ("lora-bf16", "1")
-    assert best[("training kind not stated", "BF16")][1] == "1"
+    assert best[("not stated", "BF16")][1] == "1"
 
 
 def _chart(content: str, kind: str) -> list[dict]:
@@ -124,3 +124,11 @@ def test_csv_download_leaves_the_unstated_training_kind_empty(site) -> None:  # 
     assert rows["gemma-4-31b/h100/attune-tp2-pp4-split13"]["training"] == ""
     assert rows["gemma-4-31b/h100/lora-bf16"]["training"] == "lora"
 
+
+
+def test_recipe_pages_say_the_training_kind_an_unstated_one_as_not_stated(site) -> None:  # noqa: ANN001
+    _, pages = site
+    reference = pages["recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.md"].content
+    assert views.TRAINING_NOT_STATED in reference and "pre-training: every weight" not in reference
+    assert views.TRAINING_TEXT["pre-training"] in pages["recipes/gemma-4-31b/h100/pre-bf16.md"].content
+    assert views.TRAINING_TEXT["lora"] in pages["recipes/gemma-4-31b/h100/lora-bf16.md"].content

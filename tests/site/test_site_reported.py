@@ -56,7 +56,7 @@ def test_reported_mfu_is_against_the_precisions_peak_and_says_so(registry, pages
         key = figures.PRECISION_PEAK[r.workload.precision.value]
         peak = getattr(cat.gpus[r.gpu.type].peak_flops, key)
         expected = figures.mfu(r.result.active_params.count, r.result.tokens_per_s_per_gpu, peak,
-                               frozen_base=r.workload.training.value == "lora")  # LoRA: 4N, not 6N
+                               frozen_base=figures.frozen_base(r))  # LoRA: 4N, not 6N
         f = views.recipe_figures(x, cat)
         if r.result.mfu_note:
             continue

@@ -152,7 +152,7 @@ def _fastest_by_key(registry, keep, other) -> dict[tuple, tuple[float, set[str],
         if not keep(r):
             continue
         training = r.workload.training.value if r.workload.training else None
-        kind = {"lora": "LoRA", "sft": "SFT", "pre-training": "pre-training"}.get(training, "training kind not stated")
+        kind = {"lora": "LoRA", "sft": "SFT", "pre-training": "pre-training"}.get(training, "not stated")
         key = (other(r), str(r.gpu.count), kind, r.workload.precision.value.upper(), fmt.integer(r.workload.row_tokens))
         tps = r.result.tokens_per_s_per_gpu
         best, ids, n = out.get(key, (-1.0, set(), 0))
