@@ -3,7 +3,10 @@
     .venv/bin/python benchmarks/site_screenshots.py SITE_DIR OUT_DIR
 
 SITE_DIR is a built site (for example from the committed registry, as tests/site/sitehelpers builds it). Pages:
-home, all recipes, the reference recipe, a model page, a GPU page and a compare view of three recipes. For each
+home, all recipes (also with a budget and a filter), the reference recipe (also at a price of one's own), a model page
+(its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
+scaling chart, the methodology and a compare
+view of three recipes. For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
 
@@ -17,12 +20,20 @@ import time
 from pathlib import Path
 
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
+PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.10&budget=1T"
 PAGES = {
     "home": "",
     "recipes": "recipes/",
+    "recipes-budget": "recipes/?budget=1T&training=lora",
     "recipe": f"recipes/{REF_ID}/",
+    "recipe-priced": f"recipes/{REF_ID}/?{PLAN}",
     "model": "models/llama-3-70b/",
+    "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
+    "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
+    "model-failed": "models/playbook-llama-80b/#what-failed-next-to-what-worked",
     "gpu": "gpus/h100/",
+    "gpu-charts": "gpus/h100/#tokenss-per-gpu-against-gpu-count",
+    "methodology": "methodology/",
 }
 WIDTHS = {1400: 900, 390: 844}
 
@@ -59,7 +70,10 @@ def shoot(site: Path, out: Path) -> list[str]:
                 for name, url in pages.items():
                     page.goto(url)
                     page.wait_for_load_state("networkidle")
-                    page.wait_for_timeout(400)  # charts drawn, rows filled
+                    # charts drawn (a 1,846-row GPU page draws its chart after its table), rows filled
+                    page.wait_for_function("""() => typeof Chart === 'undefined' || [...document.querySelectorAll(
+                        'canvas[data-or-chart]')].every(c => Chart.getChart(c))""", timeout=10000)
+                    page.wait_for_timeout(400)
                     wide = page.evaluate("document.scrollingElement.scrollWidth")
                     path = out / f"{name}-{width}.png"
                     page.screenshot(path=str(path))

@@ -15,11 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".openrecipes-cache" / "site"
 # Under "mkdocs." so that --strict counts these warnings.
 log = logging.getLogger("mkdocs.plugins.openrecipes")
-# Generated pages already rendered to HTML (generator.site.direct), by docs path: Python-Markdown is skipped.
-_DIRECT: dict = {}
-# This build's page URLs in site order, and those it built (a dirty build skips unchanged pages).
-_PAGE_URLS: list = []
-_BUILT: set = set()
+
+
+class _Hook:
+    """The hook's one piece of state: the serve-time state (generator.site.serve.ServeState), made anew when the
+    generator's code changes (its memos are the old code's)."""
+
+    state = None
+
+
+def _state():  # noqa: ANN202
+    if _Hook.state is None:
+        from generator.site.serve import ServeState
+
+        _Hook.state = ServeState()
+    return _Hook.state
 
 
 def _code_stamp() -> tuple:
@@ -34,6 +44,7 @@ def on_config(config):  # noqa: ANN001, ANN201
     if package is not None and getattr(package, "_hook_code_stamp", None) != stamp:
         for name in [n for n in sys.modules if n == "generator" or n.startswith("generator.")]:
             del sys.modules[name]
+        _Hook.state = None
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     import generator
@@ -48,37 +59,36 @@ def on_files(files, config):  # noqa: ANN001, ANN201
     from generator.site import render_site
     from generator.site.live import load_registry_memo, write_if_changed
 
-    registry = load_registry_memo(ROOT)
+    state = _state()
+    registry = load_registry_memo(ROOT, state.loads)
     problems = list(registry.problems)
-    pages = render_site(registry, problems)
+    pages = render_site(registry, problems, state)
     for problem in problems:
         # A recipe (or evidence file) that does not load is left out and reported (fatal under --strict).
         log.warning("openrecipes: %s", problem)
-    _DIRECT.clear()
+    state.direct.clear()
     for path, page in pages.items():
         if page.direct is not None:
-            _DIRECT[path] = page.direct
+            state.direct[path] = page.direct
         level = InclusionLevel.UNDEFINED if (page.in_nav or not path.endswith(".md")) else InclusionLevel.NOT_IN_NAV
         existing = files.get_file_from_path(path)
         if existing is not None:
             files.remove(existing)
-        source = write_if_changed(CACHE, path, page.content)
+        source = write_if_changed(CACHE, path, page.content, state.written)
         files.append(File.generated(config, path, abs_src_path=str(source), inclusion=level))
-    _PAGE_URLS[:] = [f.url for f in files.documentation_pages()]
-    _BUILT.clear()
+    state.page_urls[:] = [f.url for f in files.documentation_pages()]
+    state.built.clear()
     return files
 
 
 def on_env(env, config, files):  # noqa: ANN001, ANN201
-    from generator.site.live import THEME_CODE
-
-    env.bytecode_cache = THEME_CODE
+    env.bytecode_cache = _state().theme_code
     return env
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
     # Nothing for Python-Markdown to parse: on_page_content puts the page's HTML in.
-    return "" if page.file.src_uri in _DIRECT else markdown
+    return "" if page.file.src_uri in _state().direct else markdown
 
 
 def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
@@ -86,7 +96,7 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
 
     from generator.site.direct import search_view
 
-    done = _DIRECT.get(page.file.src_uri)
+    done = _state().direct.get(page.file.src_uri)
     if done is None:
         return html
     page.toc = get_toc(done.toc)
@@ -120,8 +130,9 @@ def _recipe_search_view(html: str) -> str:
 
 
 def _restore(context, page, config, nav):  # noqa: ANN001, ANN202
-    _BUILT.add(page.url)
-    done = _DIRECT.get(page.file.src_uri)
+    state = _state()
+    state.built.add(page.url)
+    done = state.direct.get(page.file.src_uri)
     if done is not None:
         page.content = done.html
     return context
@@ -145,7 +156,8 @@ def _search_complete(config):  # noqa: ANN001, ANN202
     if index is None:
         return
     previous = Path(config.site_dir) / "search" / "search_index.json"
-    index.entries = merge_search_entries(previous, _BUILT, index.entries, _PAGE_URLS)
+    state = _state()
+    index.entries = merge_search_entries(previous, state.built, index.entries, state.page_urls)
     search.search_index_prev = None  # its own carry-over (see merge_search_entries) would undo this
 
 

@@ -85,7 +85,7 @@ def read(loaded: LoadedRecipe) -> Evidence | None:
     current = _history_row(data["result"], source) if isinstance(data.get("result"), dict) else None
     if current is not None:
         history.append({**current, "source": f"{current['source']} (this result)"})
-    # "date" places each measurement on a time axis (openrecipes.js); a row without a date stays on its label.
+    # "date" places each measurement on a time axis (site_src/assets/js); a row without a date stays on its label.
     points = [{"label": f"{i + 1}: {row['measured']}", "y": float(row["tokens_value"]),
                "date": row["measured"] if _ISO_DATE.match(str(row["measured"])) else None}
               for i, row in enumerate(history)]

@@ -4,7 +4,7 @@ data in, a dict for templates/failed_layouts.md.j2 out; every number is formatte
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +19,77 @@ def _layout_text(item: FailedLayout) -> str:
     text = (f"TP{lay.tp} PP{lay.pp} DP{lay.dp} ZeRO-{lay.zero_stage}, micro-batch {lay.rows_per_microbatch}, "
             f"gradient accumulation {lay.gradient_accumulation}")
     if item.stated is not None:
-        text += (f" (stated anyway: MFU {fmt.number(item.stated.mfu_percent, 1)}%, "
-                 f"{fmt.short(item.stated.tokens_per_s_per_gpu)} tokens/s per GPU, "
-                 f"{fmt.number(item.stated.memory_gb, 1)} GB)")
+        text += f" (stated anyway: {_stated(item)})"
     return text
+
+
+def _stated(item: FailedLayout) -> str:
+    """The figures a publication states for a layout it marks as failed; "" where it states none."""
+    if item.stated is None:
+        return ""
+    return (f"MFU {fmt.number(item.stated.mfu_percent, 1)}%, {fmt.short(item.stated.tokens_per_s_per_gpu)} tokens/s "
+            f"per GPU, {fmt.number(item.stated.memory_gb, 1)} GB")
 
 
 def _where(item: FailedLayout) -> str:
     pub = item.publication
     return f"line {pub.line}" + (f", column {pub.column}" if pub.column else "")
+
+
+BOTH = "crashed or out of memory"  # the publication's "crashed/oom": one of the two, not told apart
+
+
+def outcome_kind(outcome: str) -> str:
+    """What happened, as the publication tells it apart: out of memory, a crash, or (its "crashed/oom") either, not
+    told apart. Nothing is inferred beyond the publication's words."""
+    text = outcome.lower()
+    oom = "oom" in text or "out of memory" in text
+    crash = "crash" in text
+    if oom and crash:
+        return BOTH
+    return "out of memory" if oom else "crashed" if crash else outcome
+
+
+def _distance(item: FailedLayout, loaded: LoadedRecipe) -> float:
+    """How far a recipe's layout is from a failed one: the sum of |log2| ratios of TP, PP, DP, micro-batch and GPU
+    count (one doubling of any is 1)."""
+    lay, r = item.layout, loaded.recipe
+    pairs = ((lay.tp, r.layout.tp), (lay.pp, r.layout.pp), (lay.dp, max(r.layout.dp, 1)),
+             (lay.rows_per_microbatch, r.layout.rows_per_microbatch or 1), (item.gpu.count, r.gpu.count))
+    return sum(abs(math.log2(a / b)) for a, b in pairs)
+
+
+def nearest_worked(item: FailedLayout, group: list[LoadedRecipe]) -> LoadedRecipe | None:
+    """The recipe of the same GPU type whose layout is nearest the failed one (_distance), the faster on a tie."""
+    same = [x for x in group if x.recipe.gpu.type == item.gpu.type]
+    if not same:
+        return None
+    return min(same, key=lambda x: (_distance(item, x), -x.recipe.result.tokens_per_s_per_gpu, x.id))
+
+
+def distinct_failures(data: FailedLayouts, group: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
+    """Each failed layout once (the publication lists some more than once: "times" counts them), sorted by GPU type,
+    count and layout, with its outcome kind and the nearest layout that worked."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for item in data.layouts:
+        lay = item.layout
+        key = (item.gpu.type, item.gpu.count, lay.tp, lay.pp, lay.dp, lay.zero_stage, lay.rows_per_microbatch,
+               lay.gradient_accumulation, lay.global_batch, lay.row_tokens, item.outcome)
+        if key in seen:
+            seen[key]["times"] += 1
+            continue
+        near = nearest_worked(item, group)
+        seen[key] = {
+            "gpus": f"{item.gpu.count} {item.gpu.type}", "count": item.gpu.count, "tp": lay.tp,
+            "pp": lay.pp, "dp": lay.dp, "zero": lay.zero_stage, "micro": lay.rows_per_microbatch,
+            "accumulation": lay.gradient_accumulation, "outcome": outcome_kind(item.outcome), "times": 1,
+            "stated": _stated(item),
+            "where": _where(item), "url": fmt.safe_url(item.publication.url),
+            "near": None if near is None else {
+                "href": views.href(page, views.recipe_src(near)), "label": near.recipe.layout.label,
+                "gpus": f"{near.recipe.gpu.count} {near.recipe.gpu.type}",
+                "tokens": fmt.short(near.recipe.result.tokens_per_s_per_gpu)}}
+    return [seen[k] for k in sorted(seen, key=lambda k: (k[0].lower(), *k[1:10], k[10]))]
 
 
 def section(data: FailedLayouts | None, group: list[LoadedRecipe], page: str) -> dict[str, Any] | None:
@@ -58,23 +120,35 @@ def section(data: FailedLayouts | None, group: list[LoadedRecipe], page: str) ->
             "layouts": [{"layout": _layout_text(item), "outcome": item.outcome, "where": _where(item),
                        "url": fmt.safe_url(item.publication.url)} for item in bad],
         })
-    return {"rows": rows, "total": len(data.layouts)}
+    distinct = distinct_failures(data, group, page)
+    kinds = sorted({d["outcome"] for d in distinct})
+    return {"rows": rows, "total": len(data.layouts), "distinct": distinct, "kinds": kinds, "untold": BOTH in kinds,
+            "open": len(distinct) <= OPEN_UP_TO}
+
+
+# A failures table of more rows than this is folded at first (on a phone the full list was 62,000 px tall).
+OPEN_UP_TO = 30
 
 
 def _stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted((root / FOLDER).glob("*.yaml")))
 
 
-@lru_cache(maxsize=4)
-def _load(root: str, stamp: tuple[tuple[str, int, int], ...]) -> dict[str, FailedLayouts]:
-    """failed/*.yaml by model, re-read when a file's stamp changes (mkdocs serve rebuilds). A file that does not
-    validate stops the build with its problems: the page must not silently drop what failed."""
-    data, problems = load_all(Path(root))
-    if problems:
-        raise ValueError("\n".join(str(p) for p in problems))
-    return data
+def _load(root: Path, cache: dict[tuple[Any, ...], Any]) -> dict[str, FailedLayouts]:
+    """failed/*.yaml by model, re-read when a file's stamp changes (`cache`: the serve-time state's, kept across
+    mkdocs serve rebuilds). A file that does not validate stops the build with its problems: the page must not
+    silently drop what failed."""
+    key = (str(root), _stamp(root))
+    if key not in cache:
+        data, problems = load_all(root)
+        if problems:
+            raise ValueError("\n".join(str(p) for p in problems))
+        cache.clear()  # only the files as they are now
+        cache[key] = data
+    return cache[key]
 
 
-def for_model(root: Path, model: str, group: list[LoadedRecipe], page: str) -> dict[str, Any] | None:
+def for_model(root: Path, model: str, group: list[LoadedRecipe], page: str,
+              cache: dict[tuple[Any, ...], Any] | None = None) -> dict[str, Any] | None:
     """The section for one model page (None: the model has no failed layouts)."""
-    return section(_load(str(root), _stamp(root)).get(model), group, page)
+    return section(_load(root, cache if cache is not None else {}).get(model), group, page)

@@ -217,3 +217,32 @@ def csv_text(value: object) -> str:
     even one whose text looks like a number ('-1' as a framework is text); figures go through csv_number."""
     text = str(value)
     return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
+
+
+# Characters a spreadsheet may split a line on (the separator it guesses or its locale's: ",", ";", tab, "|") or
+# that end a line. A cell holding one is always written between double quotes (OWASP's second rule), so that no part
+# of it after a separator can become a cell of its own that starts a formula ("a;=cmd()" opened with ";").
+CSV_QUOTE_WHEN = frozenset(',;\t|"\r\n')
+
+
+def csv_cell(text: str) -> str:
+    """One cell of a CSV line: between double quotes (inner quotes doubled) where it holds a separator, a quote or
+    a line end; as is otherwise."""
+    if CSV_QUOTE_WHEN.intersection(text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_line(cells: list[str]) -> str:
+    """A CSV line of cells already neutralised (csv_text) or figures (csv_number)."""
+    return ",".join(csv_cell(cell) for cell in cells) + "\n"
+
+
+def params(count: int) -> str:
+    """A parameter count in a table: 70,553,706,496 -> '70.6B', 124,000,000 -> '124M'."""
+    return f"{count / 1e9:,.1f}B" if count >= 1e9 else f"{count / 1e6:,.0f}M"
+
+
+def sequence(tokens: int) -> str:
+    """A sequence length in a table: 8192 -> '8k', 4000 -> '4,000' (only whole multiples of 1,024 say k)."""
+    return f"{tokens // 1024}k" if tokens % 1024 == 0 else integer(tokens)

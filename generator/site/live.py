@@ -3,7 +3,7 @@
 A rebuild re-runs the hook in the same process. Loads are kept by (file, mtime, size) and recipe pages by
 (file bytes, catalog, templates), so one edited recipe costs one load and one render; pages are then written to
 a cache folder (outside the docs dir) only if their text changed, which lets `mkdocs serve --dirty` rebuild just
-the pages that changed. The memos live as long as the generator modules (the hook drops them when code changes).
+the pages that changed. The memos live on the hook's generator.site.serve.ServeState (a new one when code changes).
 A dirty rebuild indexes only the pages it built: `merge_search_entries` keeps the others' entries.
 """
 
@@ -13,61 +13,36 @@ import hashlib
 import json
 from pathlib import Path
 
-import jinja2
-
 from generator.registry import LoadMemo, Registry, atomic_write, load_registry
 
-_LOADS: LoadMemo = {}
+
+def load_registry_memo(root: Path, loads: LoadMemo) -> Registry:
+    """generator.registry.load_registry, reusing the loads (the serve-time state's) of files unchanged since."""
+    return load_registry(root, memo=loads)
 
 
-def load_registry_memo(root: Path) -> Registry:
-    """generator.registry.load_registry, reusing the loads of files unchanged since the last call in this process."""
-    return load_registry(root, memo=_LOADS)
-
-
-class TemplateCodeCache(jinja2.BytecodeCache):
-    """Compiled templates kept in memory across rebuilds. MkDocs makes a new theme environment per build, which
-    compiled Material's page templates again each time (about a third of a one-recipe rebuild at 1,000 recipes).
-    Jinja stores each template's source checksum with its code, so an edited template is compiled afresh."""
-
-    def __init__(self) -> None:
-        self._code: dict[str, bytes] = {}
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if bucket.key in self._code:
-            bucket.bytecode_from_string(self._code[bucket.key])
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        self._code[bucket.key] = bucket.bytecode_to_string()
-
-
-THEME_CODE = TemplateCodeCache()
-
-
-# What write_if_changed last found or put in each file, so that an unchanged page costs a stat, not a read.
-_WRITTEN: dict[Path, tuple[str, int]] = {}
-
-
-def write_if_changed(folder: Path, rel: str, content: str) -> Path:
-    """folder/rel holding content; rewritten (atomically) only when it differs, so its mtime means 'changed'."""
+def write_if_changed(folder: Path, rel: str, content: str, written: dict[Path, tuple[str, int]] | None = None) -> Path:
+    """folder/rel holding content; rewritten (atomically) only when it differs, so its mtime means 'changed'.
+    `written` (the serve-time state's) remembers what each file last held, so an unchanged page costs a stat."""
+    seen = written if written is not None else {}
     target = folder / rel
     try:
         mtime = target.stat().st_mtime_ns
     except OSError:
         mtime = None
-    known = _WRITTEN.get(target)
+    known = seen.get(target)
     if known is not None and known[1] == mtime and known[0] == content:
         return target
     data = content.encode("utf-8")
     try:
         if mtime is not None and target.read_bytes() == data:
-            _WRITTEN[target] = (content, mtime)
+            seen[target] = (content, mtime)
             return target
     except OSError:
         pass
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)
-    _WRITTEN[target] = (content, target.stat().st_mtime_ns)
+    seen[target] = (content, target.stat().st_mtime_ns)
     return target
 
 

@@ -9,10 +9,7 @@ formatting.html_text in `finalize`), so Python-Markdown never interprets it.
 
 from __future__ import annotations
 
-import csv
-import functools
 import hashlib
-import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +30,7 @@ from generator.site import evidence as evidence_view
 from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml
+from generator.site.serve import Memo, ServeState
 
 TEMPLATES = Path(__file__).parent / "templates"
 DOWNLOADS = "downloads"
@@ -101,7 +99,8 @@ def _lead(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> 
             "status_line": views.status_line(loaded), "id": loaded.id, "model": r.model,
             "model_href": views.href(src, views.model_src(cat, r.model)), "gpu_type": r.gpu.type,
             "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, cat),
-            "evidence": views.evidence_summary(loaded), "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
+            "evidence": views.evidence_summary(loaded), "evidence_missing": views.evidence_missing(loaded),
+            "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
     return Markup(env.get_template("recipe_lead.html.j2").render(lead=lead))
 
 
@@ -192,42 +191,35 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
                 fmt.plain_title(title))
 
 
-class _Memo:
-    """Results of pure functions of one recipe, kept across the renders of one process (`mkdocs serve`).
-
-    Keys hold the recipe's key (id, display path, file and evidence digests, named reference, catalog and
-    templates: see render_site), so an edit to any of those misses. Entries a render did not use are dropped after it."""
-
-    def __init__(self) -> None:
-        self.store: dict[tuple[Any, ...], Any] = {}
-        self.used: set[tuple[Any, ...]] = set()
-
-    def get(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-        self.used.add(key)
-        if key not in self.store:
-            self.store[key] = make()
-        return self.store[key]
-
-    def prune(self) -> None:
-        for stale in set(self.store) - self.used:
-            del self.store[stale]
-        self.used = set()
-
-
-_MEMO = _Memo()
-
-
 @dataclass
 class _Render:
-    """One render_site call: the environment, the registry, each recipe's memo key."""
+    """One render_site call: the environment, the registry, each recipe's memo key, the serve-time state."""
 
     env: jinja2.Environment
     registry: Registry
     keys: dict[str, tuple[str, ...]]
+    inputs: str  # the catalog's and templates' fingerprint (render_site's _inputs_key)
+    state: ServeState
+    with_evidence: set[str]  # ids of the recipes whose evidence file the site serves
+
+    def frameworks(self, recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
+        """The model page's frameworks side by side: one table per like line two or more frameworks share."""
+        return [{"title": group.title, "rows": views.framework_rows(group, self.registry.catalog, page,
+                                                                   lambda x: x.id in self.with_evidence)}
+                for group in views.framework_groups(recipes)]
+
+    @property
+    def memo(self) -> Memo:
+        return self.state.memo
 
     def row(self, loaded: LoadedRecipe, page: str) -> dict[str, Any]:
-        return _MEMO.get(("row", self.keys[loaded.id], page),
+        return self.memo.get(("row", self.keys[loaded.id], page),
                          lambda: views.table_row(loaded, self.registry.catalog, page))
+
+    def plan_gpus(self) -> list[dict[str, Any]]:
+        """The planner's GPU types: the catalog's, each with its catalog price per GPU-hour where it has one."""
+        cat = self.registry.catalog
+        return self.memo.get(("plan_gpus", self.inputs), lambda: views.gpu_prices(cat, list(cat.gpus)))
 
     def rows(self, recipes: list[LoadedRecipe], page: str) -> list[tuple[LoadedRecipe, dict[str, Any]]]:
         """(recipe, row) pairs, fastest first."""
@@ -238,19 +230,30 @@ class _Render:
               show_gpu: bool = True, ordered: bool = False) -> dict[str, Any]:
         """An index table of recipes (fastest first unless `ordered`), each row's HTML rendered once."""
         pairs = [(x, self.row(x, page)) for x in recipes] if ordered else self.rows(recipes, page)
+        # A column shows only where at least one row in SPARSE has its value: step-time CV and the measured date
+        # were empty in 2,214 of the committed 2,218 rows (the recipe pages and the CSV keep them).
         flags = {"show_model": show_model, "show_gpu": show_gpu,
-                 "show_release": any(row["release"] for _, row in pairs)}
+                 "show_release": any(row["release"] for _, row in pairs),
+                 "show_cv": _dense(pairs, "cv_sort"), "show_measured": _dense(pairs, "measured_sort")}
         template = self.env.get_template("recipe_row.html.j2")
-        html = [_MEMO.get(("row_html", self.keys[loaded.id], page, *flags.values()),
+        html = [self.memo.get(("row_html", self.keys[loaded.id], page, *flags.values()),
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
         return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
-                "prices": prices, "compare_href": views.href(page, "compare.md"), "live": LIVE_ROWS,
+                "prices": prices, "plan_gpus": self.plan_gpus(), "compare_href": views.href(page, "compare.md"),
+                "live": LIVE_ROWS,
                 "partial": len(html) > ALL_ROWS_UP_TO, **flags}
 
 
+SPARSE = 10
+
+
+def _dense(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], key: str) -> bool:
+    return bool(pairs) and sum(bool(row[key]) for _, row in pairs) * SPARSE >= len(pairs)
+
+
 # A recipes table serves its first LIVE_ROWS rows live, the rest inert in a <template>; one without filters shows
-# every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (openrecipes.js's LIVE and BIG).
+# every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (site_src/assets/js's LIVE and BIG).
 LIVE_ROWS = 500
 ALL_ROWS_UP_TO = 1000
 
@@ -260,7 +263,7 @@ def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str, page:
     """The group page's charts: cost against speed with the Pareto frontier (models: on one GPU type it is y = k/x
     by construction, so GPU pages leave it out), and speed against GPU count (scaling)."""
     points = views.chart_points(recipes, registry.catalog, page) if cost else []
-    scaling = views.scaling_points(recipes, registry.catalog, page) if page else []
+    scaling = views.scaling_points(recipes, registry.catalog, page, by_model=not cost) if page else []
     return {"id": chart_id, "json": _json_script(points), "count": len(points), "cost": cost,
             "scaling": {"id": chart_id + "-scaling", "json": _json_script(scaling), "count": len(scaling)}}
 
@@ -275,14 +278,17 @@ def _by(recipes: list[LoadedRecipe], key: Callable[[LoadedRecipe], str]) -> dict
 def _home(run: _Render) -> Page:
     recipes = run.registry.recipes
     cat = run.registry.catalog
+    # One line per model, training kind and precision: a LoRA run's tokens/s is no answer to a pre-training question.
     per_model = []
     for model, group in _by(recipes, lambda x: x.recipe.model).items():
-        rows = [row for _, row in run.rows(group, "index.md")]
-        priced = [row for row in rows if row["usd"] != fmt.DASH]
-        cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
-        per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
-                          "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
-                          "candidates": _cheapest_candidates(rows)})
+        for like, members in views.by_like(group):
+            rows = [row for _, row in run.rows(members, "index.md")]
+            priced = [row for row in rows if row["usd"] != fmt.DASH]
+            cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
+            per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
+                              "kind": like.kind.removeprefix("training kind "), "precision": fmt.peak_name(like.precision),
+                              "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
+                              "candidates": _cheapest_candidates(rows)})
     dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
                    reverse=True)
     latest = run.table(dated[:10], "index.md", "or-latest", ordered=True)
@@ -297,7 +303,7 @@ def _home(run: _Render) -> Page:
 def _cheapest_candidates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per GPU type (rows come fastest first): its fastest recipe, the cheapest at any price of one's own ($ / 1M
     is the price over tokens/s), and its cheapest at the served figures (each recipe's own catalog instance). The
-    home page reprices a model's lowest $ / 1M from these when prices are entered (openrecipes.js)."""
+    home page reprices a model's lowest $ / 1M from these when prices are entered (site_src/assets/js)."""
     def pick(row: dict[str, Any]) -> dict[str, Any]:
         return {"id": row["id"], "href": row["href"], "tokens": float(row["tokens_sort"]),
                 "usd": float(row["usd_sort"]) if row["usd_sort"] else None, "gpus": row["gpus"], "label": row["label"]}
@@ -315,6 +321,9 @@ def _download_links(page: str) -> list[dict[str, str]]:
         ("recipes.json", "every recipe with its derived figures"),
         ("recipes.csv", "one row per recipe, the table's figures (a text cell that begins with =, +, -, @, a tab "
                         "or a carriage return starts with ' so that no spreadsheet runs it as a formula)"),
+        ("frameworks.csv", "frameworks side by side: per model, GPU type, training kind, precision and sequence that "
+                           "two or more frameworks share, each framework's fastest recipe with its figures, MFU "
+                           "formula, convergence result and evidence file"),
         ("recipe.schema.json", "the recipe's JSON Schema (2020-12)"))]
 
 
@@ -351,8 +360,9 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
+            plan=_json_script(views.plan_rows(group, src)), frameworks=run.frameworks(group, src),
             all_query=urlencode({"model": model}),
-            failed=failed_view.for_model(registry.root, model, group, src))
+            failed=failed_view.for_model(registry.root, model, group, src, run.state.failed))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     pages["models/index.md"] = Page(_markdown("Models", env.get_template("list.md.j2").render(
@@ -368,7 +378,8 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
-            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False),
+            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
+            frameworks=[],
             all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
@@ -428,8 +439,8 @@ def _methodology(env: jinja2.Environment, registry: Registry) -> Page:
     return Page(_markdown("Methodology", body), "Methodology", in_nav=True)
 
 
-def _schema_page(env: jinja2.Environment, registry: Registry) -> Page:
-    rows = schema_doc.field_rows(_schema(registry))
+def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Page:
+    rows = schema_doc.field_rows(_schema(registry, memo))
     body = env.get_template("schema.md.j2").render(
         rows=rows, schema_href=views.href("schema.md", f"{DOWNLOADS}/recipe.schema.json"))
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
@@ -454,39 +465,57 @@ def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
 def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     r = loaded.recipe
     f = views.recipe_figures(loaded, registry.catalog)
-    out = io.StringIO()
-    # Text cells neutralised against formula injection (fmt.csv_text), figures and the GPU count left as numbers.
+    # Text cells neutralised against formula injection (fmt.csv_text) and quoted where they hold any separator
+    # (fmt.csv_line), figures and the GPU count left as numbers.
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
-    csv.writer(out, lineterminator="\n").writerow([
-        *text, r.gpu.count, fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
+    return fmt.csv_line([
+        *text, str(r.gpu.count), fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
         fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
-    return out.getvalue()
+
+
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "sequence", "framework", "id", "status",
+                     "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
+
+
+def _frameworks_csv(run: _Render) -> str:
+    """downloads/frameworks.csv: the model pages' side-by-side tables, one line per framework's recipe."""
+    lines = [fmt.csv_line(FRAMEWORK_COLUMNS)]
+    for model, group in _by(run.registry.recipes, lambda x: x.recipe.model).items():
+        for side in views.framework_groups(group):
+            for row in views.framework_rows(side, run.registry.catalog, "index.md", lambda x: x.id in run.with_evidence):
+                lines.append(fmt.csv_line([
+                    fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
+                    side.like.precision, str(side.row_tokens), fmt.csv_text(row["framework"]), fmt.csv_text(row["id"]),
+                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
+                    fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
+                    fmt.csv_text(row["convergence"]),
+                    fmt.csv_text(f"recipes/{row['id']}.evidence.json") if row["evidence_href"] else ""]))
+    return "".join(lines)
 
 
 def _exports(run: _Render) -> dict[str, Page]:
     registry = run.registry
     ordered = sorted(registry.recipes, key=lambda x: x.id)
-    records = [_MEMO.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
+    records = [run.memo.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
     # What json.dumps({"recipes": [...]}, indent=1) writes, assembled from the memoised records.
     recipes_json = '{\n "recipes": [\n' + ",\n".join(records) + "\n ]\n}\n" if records else '{\n "recipes": []\n}\n'
-    header = io.StringIO()
-    csv.writer(header, lineterminator="\n").writerow(CSV_COLUMNS)
-    rows = [_MEMO.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
+    rows = [run.memo.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
     return {
         f"{DOWNLOADS}/recipes.json": Page(recipes_json),
-        f"{DOWNLOADS}/recipes.csv": Page(header.getvalue() + "".join(rows)),
-        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry), indent=1, default=str) + "\n"),
+        f"{DOWNLOADS}/recipes.csv": Page(fmt.csv_line(CSV_COLUMNS) + "".join(rows)),
+        f"{DOWNLOADS}/frameworks.csv": Page(_frameworks_csv(run)),
+        f"{DOWNLOADS}/recipe.schema.json": Page(json.dumps(_schema(registry, run.memo), indent=1, default=str) + "\n"),
     }
 
 
-def _schema(registry: Registry) -> dict[str, Any]:
+def _schema(registry: Registry, memo: Memo) -> dict[str, Any]:
     """The committed recipe schema, parsed once per content (the schema page and its JSON download share it)."""
     text = (registry.root / "schema" / "recipe.schema.yaml").read_bytes()
-    return _MEMO.get(("schema", _digest_bytes(text)), lambda: schema_doc.parse_schema(text))
+    return memo.get(("schema", _digest_bytes(text)), lambda: schema_doc.parse_schema(text))
 
 
 def _inputs_key(registry: Registry) -> str:
@@ -503,20 +532,21 @@ def _digest_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@functools.cache
-def _process_environment() -> jinja2.Environment:
-    return environment()  # one per process: see environment()
-
-
-def render_site(registry: Registry, problems: list[Problem] | None = None) -> dict[str, Page]:
+def render_site(registry: Registry, problems: list[Problem] | None = None,
+                state: ServeState | None = None) -> dict[str, Page]:
     """Every generated page and download of the site, keyed by its docs path.
 
-    Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`."""
-    env = _process_environment()
+    Problems found while rendering (an unreadable evidence file: left out of the page) go to `problems`. `state`
+    is what a process keeps between renders (the MkDocs hook's, generator.site.serve); without one, a render of
+    its own that keeps nothing."""
+    state = state if state is not None else ServeState()
+    memo = state.memo
+    env = state.environment()
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
     keys: dict[str, tuple[str, ...]] = {}
     recipe_pages: dict[str, Page] = {}
+    with_evidence: set[str] = set()
     for loaded in registry.recipes:
         try:
             text = loaded.path.read_text(encoding="utf-8")
@@ -531,22 +561,23 @@ def render_site(registry: Registry, problems: list[Problem] | None = None) -> di
         ref_key = f"{ref.id}={ref.recipe.result.tokens_per_s_per_gpu!r}={ref.recipe.layout.label}" if ref else ""
         key = keys[loaded.id] = (loaded.id, loaded.display, _digest(text), _digest(ev.text) if ev else "", ref_key,
                                  inputs)
-        recipe_pages[views.recipe_src(loaded)] = _MEMO.get(
+        recipe_pages[views.recipe_src(loaded)] = memo.get(
             ("page", key), lambda loaded=loaded, ev=ev: _direct(_recipe_page(env, loaded, registry, by_id, ev)))
         recipe_pages[views.yaml_src(loaded)] = Page(text)
-        recipe_pages[views.compare_src(loaded)] = _MEMO.get(
+        recipe_pages[views.compare_src(loaded)] = memo.get(
             ("compare", key), lambda loaded=loaded: Page(json.dumps(views.compare_record(loaded, registry.catalog),
                                                                     indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
-    run = _Render(env, registry, keys)
+            with_evidence.add(loaded.id)
+    run = _Render(env, registry, keys, inputs, state, with_evidence)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})
     pages["methodology.md"] = _methodology(env, registry)  # Markdown proper (lists, emphasis): Python-Markdown's
-    pages["schema.md"] = _direct(_schema_page(env, registry))
+    pages["schema.md"] = _direct(_schema_page(env, registry, memo))
     pages["compare.md"] = _direct(Page(_markdown("Compare recipes", env.get_template("compare.md.j2").render(
         all_href=views.href("compare.md", "recipes.md")), hide=DATA_PAGE), "Compare recipes"))
     pages.update(_exports(run))
-    _MEMO.prune()
+    memo.prune()
     return pages

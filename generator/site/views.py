@@ -9,10 +9,12 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from pydantic import BaseModel
 
 from generator import figures
@@ -131,13 +133,13 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
 
     def add(label: str, text: str | None, **extra: Any) -> None:
         if text is not None:
-            rows.append({"label": label, "text": text, "link": None, "cite": None, **extra})
+            rows.append({"label": label, "text": text, "link": None, "cite": None, "col": None, **extra})
 
     add("Author", r.author.name, cite=fmt.safe_url(r.author.url))
     add("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node, r.gpu.instance))
     add("Layout", r.layout.summary)
     add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
-    add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None)
+    add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None, col="usd")
     add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak, figures.frozen_base(r))
         if f.mfu is not None else None)
     add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
@@ -209,6 +211,23 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
                            f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}",
                     "href": "#convergence"})
     return out
+
+
+def evidence_missing(loaded: LoadedRecipe) -> str | None:
+    """What correctness evidence a recipe lacks, said plainly under its headline figures; None where it has both a
+    convergence check and component tests."""
+    r = loaded.recipe
+    corr = r.correctness
+    has_convergence = corr is not None and corr.convergence is not None
+    has_tests = corr is not None and bool(corr.component_tests)
+    if has_convergence and has_tests:
+        return None
+    missing = [name for name, has in (("no convergence check", has_convergence), ("no component tests", has_tests))
+               if not has]
+    if is_reported(loaded):
+        return ("Figures as published, not re-measured here. No correctness evidence was published with them: "
+                + " and ".join(missing) + ".")
+    return "Correctness evidence: " + " and ".join(missing) + " yet."
 
 
 @dataclass(frozen=True)
@@ -398,8 +417,9 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     out = {"workload": [("Rows", w.rows), ("Tokens per row", fmt.integer(w.row_tokens)),
                         ("Global batch (rows)", fmt.integer(w.global_batch)), ("Precision", w.precision.value)],
            "dataset": None, "build": None}
-    if w.training is not None and w.training.value != "pre-training":  # pre-training and unstated go unsaid here
-        out["workload"].append(("Training", TRAINING_TEXT[w.training.value]))
+    # Every recipe page says its training kind, an unstated one as unstated (never read as pre-training).
+    out["workload"].append(("Training", TRAINING_TEXT[w.training.value] if w.training is not None
+                            else TRAINING_NOT_STATED))
     if w.dataset is not None:
         out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
         if w.dataset.build is not None:
@@ -412,12 +432,14 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     r = loaded.recipe
     res = r.result
     f = recipe_figures(loaded, catalog)
-    rows = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
+    rows: list[tuple[str, Any]] = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
+    # Each $ / 1M figure in its own element (data-or-col="usd"): a price of one's own reprices it as it does the
+    # tiles and the tables (site_src/assets/js), so that no page shows two prices for one recipe.
     if res.usd_per_million_tokens is not None:
-        rows.append(("$ / 1M tokens (stated)", fmt.usd(res.usd_per_million_tokens)))
+        rows.append(("$ / 1M tokens (stated)", usd_figure(fmt.usd(res.usd_per_million_tokens))))
     if f.derived.usd_per_million_tokens is not None:
-        rows.append(("$ / 1M tokens (recomputed)", f"{fmt.usd(f.derived.usd_per_million_tokens)} at "
-                     f"{fmt.usd(f.derived.instance_usd_per_hour)}/h for {r.gpu.instance}"))
+        rows.append(("$ / 1M tokens (recomputed)", usd_figure(fmt.usd(f.derived.usd_per_million_tokens))
+                     + Markup.escape(f" at {fmt.usd(f.derived.instance_usd_per_hour)}/h for {r.gpu.instance}")))
     if res.mfu is not None:
         rows.append(("MFU (stated)", fmt.percent(res.mfu, 2)))
     if f.derived.mfu is not None:
@@ -449,6 +471,11 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if res.active_params.source:
         rows.append(("N source", res.active_params.source))
     return rows
+
+
+def usd_figure(text: str) -> Markup:
+    """A served $ / 1M figure as the element site_src/assets/js reprices."""
+    return Markup('<span data-or-col="usd">{}</span>').format(text)
 
 
 def _discrepancy(loaded: LoadedRecipe, catalog: Catalog) -> str:
@@ -526,12 +553,14 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "origin": ORIGIN_PUBLISHED if is_reported(loaded) else ORIGIN_MEASURED,
         "source_href": fmt.safe_url(pub.url) if pub else None,
         "release": (pub.release or "") if pub else "",
-        # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; openrecipes.js).
+        # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; site_src/assets/js).
         "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "",
         "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
         "framework": fmt.framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
         "training": r.workload.training.value if r.workload.training else "not stated",
+        "training_short": training_kind(loaded).removeprefix("training kind "),
+        "precision_name": fmt.peak_name(r.workload.precision.value),
         "mfu_peak": f.derived.peak_precision or "",
         "tokens": fmt.short(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
@@ -541,13 +570,48 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "mfu_sort": repr(f.mfu) if f.mfu is not None else "",
         "cv": fmt.percent_value(f.cv, 1),
         "cv_sort": repr(f.cv) if f.cv is not None else "",
+        "seq": fmt.sequence(r.workload.row_tokens),
+        "seq_sort": str(r.workload.row_tokens),
+        "global_batch": str(r.workload.global_batch) if r.workload.global_batch else "not stated",
+        **params_cell(loaded, catalog),
+        "evidence": evidence_kind(loaded),
         "measured": fmt.date(r.result.measured),
         "measured_sort": r.result.measured.isoformat() if r.result.measured else "",
     }
 
 
+def params_cell(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, str]:
+    """Model size as the tables show it: active parameters per token (N), and for a mixture of experts the total
+    (the catalog's total_params) beside it, '3.3B of 30.5B', so that "30B" is never read as a dense 30B."""
+    active = loaded.recipe.result.active_params.count
+    card = catalog.models.get(loaded.recipe.model)
+    total = card.total_params if card is not None else None
+    text = fmt.params(active) if not total or total == active else f"{fmt.params(active)} of {fmt.params(total)}"
+    return {"params": text, "params_sort": str(active), "params_size": fmt.params(active),
+            "params_total": fmt.params(total) if total else fmt.params(active)}
+
+
+EVIDENCE_NONE = "none published"
+
+
+def evidence_kind(loaded: LoadedRecipe) -> str:
+    """What correctness evidence a recipe carries, as a table cell and filter: 'convergence', 'component tests',
+    'convergence + tests', or 'none published'; a check that did not pass says so."""
+    corr = loaded.recipe.correctness
+    parts = []
+    if corr is not None and corr.convergence is not None:
+        parts.append("convergence" + ("" if corr.convergence.result.value == "pass" else " (fail)"))
+    if corr is not None and corr.component_tests:
+        failed = any(t.result.value != "pass" for t in corr.component_tests)
+        parts.append(("tests" if parts else "component tests") + (" (fail)" if failed else ""))
+    return " + ".join(parts) or EVIDENCE_NONE
+
+
 TRAINING_NAMES = {"pre-training": "pre-training", "sft": "SFT", "lora": "LoRA"}
-TRAINING_TEXT = {"sft": "SFT: supervised fine-tuning of every weight (FLOPs per token as pre-training)",
+TRAINING_NOT_STATED = ("not stated: the recipe does not say whether it pre-trains or fine-tunes, so it is ranked "
+                       "with neither")
+TRAINING_TEXT = {"pre-training": "pre-training: every weight trained from the start (6N FLOPs a token)",
+                 "sft": "SFT: supervised fine-tuning of every weight (FLOPs per token as pre-training)",
                  "lora": "LoRA: adapters on a frozen base, no weight gradients for it (MFU counts 4N, not 6N)"}
 
 
@@ -556,6 +620,40 @@ def training_kind(loaded: LoadedRecipe) -> str:
     other's."""
     training = loaded.recipe.workload.training
     return TRAINING_NAMES[training.value] if training is not None else "training kind not stated"
+
+
+# The order like groups are listed in: pre-training first (what most questions are about), then what does not say,
+# then fine-tuning.
+_KIND_ORDER = {"pre-training": 0, "training kind not stated": 1, "SFT": 2, "LoRA": 3}
+
+
+@dataclass(frozen=True, order=True)
+class Like:
+    """What makes two recipes' figures comparable: one training kind and one precision. Every view that ranks or
+    compares (best lines, frontiers, the planner, charts) ranks within one Like and names it."""
+
+    kind: str  # training_kind(): "pre-training", "SFT", "LoRA" or "training kind not stated"
+    precision: str  # workload.precision's value: "bf16", "fp8-cs", ...
+
+    @property
+    def text(self) -> str:
+        return f"{self.kind}, {fmt.peak_name(self.precision)}"
+
+    @property
+    def order(self) -> tuple[int, str]:
+        return (_KIND_ORDER.get(self.kind, 9), self.precision)
+
+
+def like(loaded: LoadedRecipe) -> Like:
+    return Like(training_kind(loaded), loaded.recipe.workload.precision.value)
+
+
+def by_like(recipes: list[LoadedRecipe]) -> list[tuple[Like, list[LoadedRecipe]]]:
+    """Recipes in like groups, pre-training first (Like.order); each group keeps the order given."""
+    groups: dict[Like, list[LoadedRecipe]] = {}
+    for loaded in recipes:
+        groups.setdefault(like(loaded), []).append(loaded)
+    return sorted(groups.items(), key=lambda kv: kv[0].order)
 
 
 def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:
@@ -572,7 +670,8 @@ def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> l
             continue
         best[key] = {"what": row[by], "what_href": row["gpu_href" if by == "gpu_type" else "model_href"],
                      "gpu_count": r.gpu.count, "precision": fmt.peak_name(key[2]),
-                     "sequence": fmt.integer(key[3]), "kind": key[4], "href": row["href"], "id": row["id"],
+                     "sequence": fmt.integer(key[3]), "kind": key[4].removeprefix("training kind "),
+                     "href": row["href"], "id": row["id"],
                      "name": row["short_name"], "label": row["label"], "tokens": row["tokens"], "mfu": row["mfu"],
                      "tried": 1}
     return [best[k] for k in sorted(best, key=lambda k: (k[0].lower(), k[1], k[4] != "pre-training", k[4], k[2], k[3]))]
@@ -616,21 +715,40 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
     if r.correctness is not None:
         evidence.insert(0, ("Correctness", r.correctness.result.value))
+    # What decides between layouts comes first (the compare view shows it, and folds every later section).
     sections = [
+        ("Decides", [("Layout", r.layout.label), ("Training", training_kind(loaded).removeprefix("training kind ")),
+                     ("Precision", fmt.peak_name(r.workload.precision.value)),
+                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
+                     ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
+                     ("Evidence", evidence_kind(loaded))]),
         ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,
                                                           r.gpu.instance)),
                     ("Status", f"{r.status.value} ({status_line(loaded)})"), ("Author", r.author.name)]),
-        ("Figures", [("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
-                     ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Step-time CV", fmt.percent_value(f.cv)),
-                     ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
+        ("Figures", [("Step-time CV", fmt.percent_value(f.cv)), ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
         ("Layout", layout_rows(loaded)),
         ("Stack", _field_rows(r.stack, fmt.STACK_LABELS)),
         ("Workload", workload_rows(loaded)["workload"]),
         ("Evidence", evidence or [("Correctness", "none")]),
     ]
     return {"id": loaded.id, "title": f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}",
-            "href": page_url(recipe_src(loaded)),
+            "href": page_url(recipe_src(loaded)), "gpu_type": r.gpu.type, "tokens": f.tokens_per_s,
             "sections": [[name, [[label, text] for label, text in rows]] for name, rows in sections]}
+
+
+def plan_rows(recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
+    """What the run planner (site_src/assets/js) needs of each recipe of a page: its GPUs, tokens/s per GPU and like
+    group. The planner keeps the recipes of the chosen GPU type that need no more GPUs than one has, and costs each
+    with figures.py's formulas at one's price and token count, best first within each like group."""
+    out = []
+    for group, members in by_like(recipes):
+        for loaded in members:
+            r = loaded.recipe
+            out.append({"id": loaded.id, "href": href(page, recipe_src(loaded)), "name": compact_name(loaded),
+                        "label": fmt.plain_title(r.layout.label), "gpu_type": r.gpu.type, "count": r.gpu.count,
+                        "tokens": r.result.tokens_per_s_per_gpu, "group": group.text,
+                        "kind": group.kind.removeprefix("training kind ")})
+    return out
 
 
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -643,7 +761,20 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "gpu_count", "label": "GPU count", "options": values("gpu_count", numeric=True)},
             {"key": "status", "label": "Status", "options": values("status")},
             {"key": "origin", "label": "Figures", "options": values("origin")},
-            {"key": "framework", "label": "Framework", "options": values("framework")}]
+            {"key": "framework", "label": "Framework", "options": values("framework")},
+            {"key": "training", "label": "Training", "options": values("training")},
+            {"key": "precision", "label": "Precision", "options": values("precision")},
+            {"key": "seq", "label": "Sequence", "options": sorted({row["seq"] for row in rows},
+                                                                  key=lambda v: int(v.rstrip("k").replace(",", "")))},
+            {"key": "global_batch", "label": "Global batch", "options": sorted(
+                {row["global_batch"] for row in rows}, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0))},
+            {"key": "params_size", "label": "Active params", "options": _by_size({row["params_size"] for row in rows})},
+            {"key": "params_total", "label": "Total params", "options": _by_size({row["params_total"] for row in rows})},
+            {"key": "evidence", "label": "Evidence", "options": values("evidence")}]
+
+
+def _by_size(texts: set[str]) -> list[str]:
+    return sorted(texts, key=lambda v: float(v[:-1].replace(",", "")) * (1e9 if v.endswith("B") else 1e6))
 
 
 def _point_label(loaded: LoadedRecipe) -> str:
@@ -653,25 +784,35 @@ def _point_label(loaded: LoadedRecipe) -> str:
 
 
 def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") -> list[dict[str, Any]]:
-    """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link and
-    whether it is on the Pareto frontier (no other recipe both cheaper-or-equal and faster-or-equal, one strictly)."""
+    """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link, its like
+    group ("pre-training, FP8-CS": points of one colour) and whether it is on its group's Pareto frontier (no other
+    recipe of the same training kind and precision both cheaper-or-equal and faster-or-equal, one strictly): a LoRA
+    point never hides a pre-training one."""
     out = []
-    for loaded in recipes:
+    for loaded in sorted(recipes, key=lambda x: like(x).order):  # the scaling chart's group order: the same colours
         f = recipe_figures(loaded, catalog)
         if f.usd is not None:
             out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2), "label": _point_label(loaded),
-                        "href": href(page, recipe_src(loaded)) if page else ""})
-    best_y = float("-inf")
+                        "href": href(page, recipe_src(loaded)) if page else "", "group": like(loaded).text})
+    best_y: dict[str, float] = {}
     for point in sorted(out, key=lambda p: (p["x"], -p["y"])):
-        point["front"] = point["y"] > best_y
-        best_y = max(best_y, point["y"])
+        point["front"] = point["y"] > best_y.get(point["group"], float("-inf"))
+        best_y[point["group"]] = max(best_y.get(point["group"], float("-inf")), point["y"])
     return out
 
 
-def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str) -> list[dict[str, Any]]:
-    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe."""
+def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str,
+                   by_model: bool = False) -> list[dict[str, Any]]:
+    """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe, in its like group; on a GPU
+    page (`by_model`) the group names the model too, so that scaling reads per model and precision (a 125M model's
+    tokens/s is no point on a 405B model's curve). Groups come in a stable order: model, then like order."""
+    def group(loaded: LoadedRecipe) -> str:
+        return f"{loaded.recipe.model}: {like(loaded).text}" if by_model else like(loaded).text
+
+    ordered = sorted(recipes, key=lambda x: ((x.recipe.model.lower() if by_model else ""), like(x).order))
     return [{"x": loaded.recipe.gpu.count, "y": round(recipe_figures(loaded, catalog).tokens_per_s, 2),
-             "label": _point_label(loaded), "href": href(page, recipe_src(loaded))} for loaded in recipes]
+             "label": _point_label(loaded), "href": href(page, recipe_src(loaded)), "group": group(loaded)}
+            for loaded in ordered]
 
 
 # A recipe id inside free text: model/gpu/name, optionally as recipes/<id>.yaml.
@@ -760,3 +901,80 @@ def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | N
         rows.append({"gpus": f"{count} x {gpu_type}", "system": system, "precision": precision,
                      "qualifier": qualifier, "cells": cells})
     return {"releases": releases, "rows": rows}
+
+
+def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
+    """How the site's MFU of a recipe is computed (figures.mfu), with its numbers: '6 x N (1.2B) x tokens/s per GPU
+    / BF16 peak (989 TFLOP/s)'; 4N for a frozen base; the stated figure where the site does not recompute it."""
+    r = loaded.recipe
+    f = recipe_figures(loaded, catalog)
+    if f.mfu is None:
+        return fmt.DASH
+    if f.derived.mfu is None or r.result.mfu_note:
+        return "as stated by the recipe" + (f": {r.result.mfu_note}" if r.result.mfu_note else "")
+    flops = "4" if figures.frozen_base(r) else "6"
+    peak = fmt.peak_name(f.derived.peak_precision or "bf16")
+    return (f"{flops} x N ({fmt.params(r.result.active_params.count)}) x tokens/s per GPU / {peak} peak "
+            f"({fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s)")
+
+
+def convergence_text(loaded: LoadedRecipe) -> str:
+    """A recipe's convergence check in one line, or that it has none."""
+    corr = loaded.recipe.correctness
+    c = corr.convergence if corr is not None else None
+    if c is None:
+        return "none published" if is_reported(loaded) else "none yet"
+    return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
+            f"loss difference {fmt.stated(c.final_loss_difference)}")
+
+
+@dataclass(frozen=True)
+class FrameworkGroup:
+    """Recipes of one model on one GPU type, of one training kind, precision and sequence length, from two or more
+    frameworks: the fastest recipe of each framework, side by side."""
+
+    gpu_type: str
+    like: Like
+    row_tokens: int
+    rows: tuple[LoadedRecipe, ...]  # one per framework, fastest first
+
+    @property
+    def title(self) -> str:
+        return f"{self.gpu_type}, {self.like.text}, sequence {fmt.sequence(self.row_tokens)}"
+
+
+def framework_groups(recipes: list[LoadedRecipe]) -> list[FrameworkGroup]:
+    """Every like line of a model's recipes (GPU type, training kind, precision, sequence) that two or more
+    frameworks (stack.framework's first word) have recipes on."""
+    lines: dict[tuple[str, Like, int], dict[str, LoadedRecipe]] = {}
+    for loaded in recipes:
+        r = loaded.recipe
+        key = (r.gpu.type, like(loaded), r.workload.row_tokens)
+        name = fmt.framework_name(r.stack.framework)
+        best = lines.setdefault(key, {}).get(name)
+        if best is None or (r.result.tokens_per_s_per_gpu, best.id) > (best.recipe.result.tokens_per_s_per_gpu, loaded.id):
+            lines[key][name] = loaded
+    out = []
+    for (gpu_type, group, tokens), by_framework in lines.items():
+        if len(by_framework) >= 2:
+            rows = sorted(by_framework.values(), key=lambda x: (-x.recipe.result.tokens_per_s_per_gpu, x.id))
+            out.append(FrameworkGroup(gpu_type, group, tokens, tuple(rows)))
+    return sorted(out, key=lambda g: (g.gpu_type.lower(), g.like.order, g.row_tokens))
+
+
+def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
+                   has_evidence: Callable[[LoadedRecipe], bool]) -> list[dict[str, Any]]:
+    """A side-by-side group's rows as text, each linking to its recipe and, where it has one, its evidence file."""
+    out = []
+    for loaded in group.rows:
+        r = loaded.recipe
+        f = recipe_figures(loaded, catalog)
+        out.append({"framework": fmt.framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
+                    "name": compact_name(loaded), "href": href(page, recipe_src(loaded)),
+                    "evidence_href": href(page, evidence_src(loaded)) if has_evidence(loaded) else None,
+                    "status": r.status.value, "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
+                    "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
+                    "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
+                    "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
+                    "convergence": convergence_text(loaded)})
+    return out

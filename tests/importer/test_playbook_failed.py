@@ -76,7 +76,7 @@ def test_model_page_section_puts_failures_next_to_the_fastest_that_worked() -> N
 
 
 def test_the_section_template_lists_every_failed_layout() -> None:
-    """templates/failed_layouts.md.j2 (included by group.md.j2) renders one <li> per failed layout and one row per
+    """templates/failed_layouts.md.j2 (included by group.md.j2) renders one table row per failed layout and one row per
     GPU count; a page without failed layouts renders nothing."""
     from generator.site import render
 
@@ -85,7 +85,10 @@ def test_the_section_template_lists_every_failed_layout() -> None:
     section = failed_view.section(data["Playbook-Llama-80B"], group, "models/playbook-llama-80b.md")
     template = render.environment().get_template("failed_layouts.md.j2")
     html = template.render(failed=section)
-    assert html.count("<li>") == 666
+    # one row per distinct failed layout (tests/site/test_site_failed_layouts.py), one per GPU count above them
+    # the importer merges a source's repeats of a layout (tests/importer/test_playbook_markers.py): each listed once
+    assert html.count("<tr data-or-failed>") == len(section["distinct"]) == 666
+    assert sum(d["times"] for d in section["distinct"]) == 666
     assert html.count("<tr><td>") == len(section["rows"]) == 7
     assert html.count("none worked") == 2
     assert template.render(failed=None).strip() == ""

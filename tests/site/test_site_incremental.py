@@ -12,16 +12,16 @@ import yaml
 from sitehelpers import make_registry, mkdocs_build, site_project, synthetic
 
 from generator.registry import load_registry
-from generator.site import render, render_site
+from generator.site import render_site
 from generator.site.live import merge_search_entries, write_if_changed
+from generator.site.serve import ServeState
 
 FAST = "gemma-4-31b/h100/fast-dp2"
 SLOW = "gemma-4-31b/h200/slow-run"
 
 
 def _fresh(root: Path) -> dict[str, str]:
-    render._MEMO.store.clear()
-    return {path: page.content for path, page in render_site(load_registry(root)).items()}
+    return {path: page.content for path, page in render_site(load_registry(root), state=ServeState()).items()}
 
 
 def _edit(path: Path, change) -> None:  # noqa: ANN001
@@ -33,7 +33,8 @@ def _edit(path: Path, change) -> None:  # noqa: ANN001
 def test_memoised_render_equals_a_fresh_one_after_edits(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "reg", {FAST: synthetic(1500.5, count=16, name="fast"),
                                             SLOW: synthetic(900.25, name="slow", gpu="H200")})
-    render_site(load_registry(root))  # warms the memo
+    state = ServeState()  # what the hook keeps between mkdocs serve rebuilds
+    render_site(load_registry(root), state=state)  # warms the memo
     edits = [
         # a figure: its rows move in every table, the home page's best changes, its page and exports change
         lambda d: d["result"].update(tokens_per_s_per_gpu=4321.5),
@@ -44,30 +45,31 @@ def test_memoised_render_equals_a_fresh_one_after_edits(tmp_path: Path) -> None:
     ]
     for i, change in enumerate(edits):
         _edit(root / "recipes" / f"{FAST}.yaml", change)
-        warm = {path: page.content for path, page in render_site(load_registry(root)).items()}
+        warm = {path: page.content for path, page in render_site(load_registry(root), state=state).items()}
         assert warm == _fresh(root), f"edit {i}: a memoised page differs from a fresh render"
-        render_site(load_registry(root))  # memo warm again for the next edit
+        render_site(load_registry(root), state=state)  # memo warm again for the next edit
     # a recipe leaving the registry takes its rows and pages with it
     (root / "recipes" / f"{SLOW}.yaml").unlink()
-    warm = {path: page.content for path, page in render_site(load_registry(root)).items()}
+    warm = {path: page.content for path, page in render_site(load_registry(root), state=state).items()}
     assert warm == _fresh(root)
     assert not any("slow-run" in path for path in warm)
     assert "slow-run" not in warm["recipes.md"]
     # and a catalog edit (the instance price) misses every memo entry of the recipes priced by it
     catalog = root / "catalog/instances.yaml"
     catalog.write_text(catalog.read_text().replace("usd_per_hour: 55.04", "usd_per_hour: 110.08"))
-    render_site(load_registry(root))
-    assert {p: pg.content for p, pg in render_site(load_registry(root)).items()} == _fresh(root)
+    render_site(load_registry(root), state=state)
+    assert {p: pg.content for p, pg in render_site(load_registry(root), state=state).items()} == _fresh(root)
 
 
 def test_memo_keeps_only_what_the_last_render_used(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "reg", {FAST: synthetic(1500.5, count=16, name="fast")})
-    render_site(load_registry(root))
-    before = len(render._MEMO.store)
+    state = ServeState()
+    render_site(load_registry(root), state=state)
+    before = len(state.memo.store)
     for value in (1.5, 2.5, 3.5):
         _edit(root / "recipes" / f"{FAST}.yaml", lambda d, v=value: d["result"].update(tokens_per_s_per_gpu=v))
-        render_site(load_registry(root))
-    assert len(render._MEMO.store) == before  # no growth across edits: stale entries are dropped
+        render_site(load_registry(root), state=state)
+    assert len(state.memo.store) == before  # no growth across edits: stale entries are dropped
 
 
 def test_recipes_json_is_what_json_dumps_writes(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ FIGURE_BOXES = """(cols) => [...document.querySelectorAll('table.or-sortable, ta
     const box = (el) => { const r = el.getBoundingClientRect();
                           return r.width ? [r.left, r.right] : []; };
     if (t.classList.contains('or-best')) {
-        return {id: t.className, cells: [...t.querySelectorAll('tr')].flatMap(r => [r.cells[2], r.cells[4]].map(box))};
+        return {id: t.className, cells: [...t.querySelectorAll('tr')].flatMap(r => [r.cells[4], r.cells[6]].map(box))};
     }
     const heads = [...t.tHead.rows[0].cells].filter(th => cols.includes(th.dataset.orSort));
     const cells = [...t.tBodies[0].rows].filter(r => !r.hidden)
@@ -116,23 +116,33 @@ def test_phone_budget_column_stays_on_screen(phone) -> None:  # noqa: ANN001
     assert meta.is_visible() and " x " in meta.inner_text()
 
 
-def _cheapest_expected(registry, prices: dict[str, float]) -> dict[str, float | None]:  # noqa: ANN001
-    """Python's lowest $ / 1M per model: a recipe's $ at your price for its GPU type, its served figure otherwise."""
-    out: dict[str, float | None] = {}
+_KINDS = {"lora": "LoRA", "sft": "SFT", "pre-training": "pre-training"}
+
+
+def _line(r) -> tuple[str, str, str]:  # noqa: ANN001
+    """The home page's line of a recipe: its model, training kind ("not stated" where absent) and precision."""
+    kind = _KINDS[r.workload.training.value] if r.workload.training else "not stated"
+    return (r.model, kind, r.workload.precision.value.upper())
+
+
+def _cheapest_expected(registry, prices: dict[str, float]) -> dict[tuple[str, str, str], float | None]:  # noqa: ANN001
+    """Python's lowest $ / 1M per model, training kind and precision: a recipe's $ at your price for its GPU type,
+    its served figure otherwise."""
+    out: dict[tuple[str, str, str], float | None] = {}
     for loaded in registry.recipes:
         r = loaded.recipe
         if r.gpu.type in prices:
             usd = figures.usd_per_million_tokens(prices[r.gpu.type], 1, r.result.tokens_per_s_per_gpu)
         else:
             usd = views.recipe_figures(loaded, registry.catalog).usd
-        best = out.get(r.model)
-        out[r.model] = usd if best is None or (usd is not None and usd < best) else best
+        best = out.get(_line(r))
+        out[_line(r)] = usd if best is None or (usd is not None and usd < best) else best
     return out
 
 
 HOME_ROWS = """() => [...document.querySelectorAll('table.or-best tbody tr')].map(r => ({
-    model: r.cells[0].innerText.trim(), text: r.cells[4].innerText.trim(),
-    id: (r.cells[4].querySelector('a') || {}).title || null, on: r.cells[5].innerText.trim()}))"""
+    line: [0, 1, 2].map(i => r.cells[i].innerText.trim()), text: r.cells[6].innerText.trim(),
+    id: (r.cells[6].querySelector('a') || {}).title || null, on: r.cells[7].innerText.trim()}))"""
 
 
 def test_home_lowest_usd_follows_your_prices(wide, registry) -> None:  # noqa: ANN001
@@ -142,7 +152,8 @@ def test_home_lowest_usd_follows_your_prices(wide, registry) -> None:  # noqa: A
     before = wide.evaluate(HOME_ROWS)
     # the home page's panel has an input per GPU type of its latest recipes; prices for others come by URL
     types = wide.eval_on_selector_all("input[data-or-price]", "els => els.map(e => e.dataset.orPrice)")
-    assert [row["text"] for row in before] == [fmt.usd_short(served[row["model"]]) for row in before]
+    assert [row["text"] for row in before] == [fmt.usd_short(served[tuple(row["line"])]) for row in before]
+    assert len(before) == len(served)  # one line per model, training kind and precision
     # One price of your own, very low: the recipes of that GPU type become each model's cheapest where they run.
     prices = {types[0]: 0.01}
     wide.locator("[data-or-decide] summary").click()
@@ -151,14 +162,14 @@ def test_home_lowest_usd_follows_your_prices(wide, registry) -> None:  # noqa: A
     after = wide.evaluate(HOME_ROWS)
     assert any(a["text"] != b["text"] for a, b in zip(after, before, strict=True))  # the price changed something
     for row in after:
-        assert row["text"] == fmt.usd_short(expected[row["model"]]), row
+        assert row["text"] == fmt.usd_short(expected[tuple(row["line"])]), row
         if row["id"]:
             r = by_id[row["id"]].recipe
-            assert r.model == row["model"]
+            assert _line(r) == tuple(row["line"])  # never a LoRA recipe on a pre-training line
             own = r.gpu.type in prices
             usd = (figures.usd_per_million_tokens(prices[r.gpu.type], 1, r.result.tokens_per_s_per_gpu) if own
                    else views.recipe_figures(by_id[row["id"]], registry.catalog).usd)
-            assert usd == expected[row["model"]], row  # the link goes to a recipe at that figure
+            assert usd == expected[tuple(row["line"])], row  # the link goes to a recipe at that figure
             assert row["on"] == f"{r.gpu.count} x {r.gpu.type}, {r.layout.label}"
     # From the URL on another visit, and back to the served figures with the catalog's prices.
     wide.goto(f"?p.{types[0]}=0.01")

@@ -12,7 +12,7 @@ from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
 N = 90  # synthetic recipes, plus the reference: more than LIMIT
-JS = (ROOT / "site_src/assets/openrecipes.js").read_text()
+JS = (ROOT / "site_src/assets/js/table.js").read_text()
 LIMIT = int(re.search(r"LIMIT = (\d+);", JS).group(1))
 
 

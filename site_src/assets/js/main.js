@@ -1,0 +1,59 @@
+/* OpenRecipes' page script: sortable and filterable recipe tables, prices and the run planner, compare,
+   charts, URL state; one ES module per concern (site_src/assets/js/), no bundler, no library but Chart.js.
+   Runs on every page view, including Material's instant navigation (document$). */
+import { csvCell, csvText, initCsv, initFilters, initRows, initSimpleSort, initSort, tableCsv } from "./table.js";
+import { initCharts } from "./charts.js";
+import { initDecide, parseTokens } from "./prices.js";
+import { initCompareView, initPicks } from "./compare.js";
+
+// A link into a folded section (the evidence summary's, a search result's) opens the folds around its target.
+export function openFoldsFor(hash) {
+  if (!hash || hash.length < 2) return;
+  var target = document.getElementById(decodeURIComponent(hash.slice(1)));
+  for (var node = target; node; node = node.parentElement) {
+    if (node.tagName === "DETAILS") node.open = true;
+  }
+}
+
+window.addEventListener("hashchange", function () { openFoldsFor(location.hash); });
+
+// Material's search is a role="dialog" without a name (axe-core: aria-dialog-name); a table wrapper Material makes
+// scrollable gets a tab stop, so that a keyboard can scroll it (scrollable-region-focusable).
+export function accessibility(root) {
+  var search = root.querySelector(".md-search[role=dialog]");
+  if (search && !search.hasAttribute("aria-label")) search.setAttribute("aria-label", "Search");
+  requestAnimationFrame(function () {
+    root.querySelectorAll(".md-typeset__scrollwrap").forEach(function (wrap) {
+      if (wrap.scrollWidth > wrap.clientWidth && !wrap.hasAttribute("tabindex")) {
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        wrap.setAttribute("aria-label", "Scrollable table");
+      }
+    });
+  });
+}
+
+function init() {
+  accessibility(document);
+  openFoldsFor(location.hash);
+  initRows(document);
+  initFilters(document);
+  initDecide(document);
+  initSort(document);
+  initCsv(document);
+  initPicks(document);
+  initCompareView(document);
+  initCharts(document);
+  initSimpleSort(document);
+}
+
+if (typeof document$ !== "undefined" && document$.subscribe) {
+  document$.subscribe(init);
+} else if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", init);
+} else {
+  init();
+}
+
+// The browser tests' hooks into the CSV and token parsing (tests/site).
+window.OpenRecipes = { csvText: csvText, csvCell: csvCell, tableCsv: tableCsv, parseTokens: parseTokens };

@@ -1,0 +1,77 @@
+"""Facets as table columns and filters: training kind, precision, sequence length, global batch, active and total
+parameters, GPU type and count, publication, status and correctness evidence; sparse columns left out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sitehelpers import ROOT, make_registry, synthetic
+
+from generator.registry import load_registry
+from generator.site import formatting as fmt
+from generator.site import render_site, views
+
+
+def _recipe(name: str, training: str, seq: int, gbs: int) -> dict:
+    data = synthetic(1000.0, name=name)
+    data["workload"]["training"] = training
+    data["workload"]["row_tokens"] = seq
+    data["workload"]["global_batch"] = gbs
+    return data
+
+
+RECIPES = {"gemma-4-31b/h100/long": _recipe("long", "pre-training", 8192, 512),
+           "gemma-4-31b/h100/short": _recipe("short", "sft", 4096, 128)}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    registry = load_registry(make_registry(tmp_path_factory.mktemp("facets"), RECIPES))
+    return registry, render_site(registry)
+
+
+def _row(content: str, rid: str) -> str:
+    return re.search(rf'<tr data-or-recipe="{re.escape(rid)}".*?</tr>', content, re.S).group(0)
+
+
+def _cell(row: str, col: str) -> str:
+    return re.search(rf'data-or-col="{col}"[^>]*>(.*?)</td>', row, re.S).group(1)
+
+
+def test_rows_carry_every_facet_as_a_cell_or_a_filter_value(built) -> None:  # noqa: ANN001
+    registry, pages = built
+    content = pages["recipes.md"].content
+    long, short = _row(content, "gemma-4-31b/h100/long"), _row(content, "gemma-4-31b/h100/short")
+    assert (_cell(long, "seq"), _cell(short, "seq")) == ("8k", "4k")
+    assert 'data-global_batch="512"' in long and 'data-global_batch="128"' in short
+    assert (_cell(long, "training"), _cell(short, "training")) == ("pre-training", "SFT")
+    n = next(x for x in registry.recipes if x.id == "gemma-4-31b/h100/long").recipe.result.active_params.count
+    assert _cell(long, "params") == fmt.params(n) and f'data-params_size="{fmt.params(n)}"' in long
+    # the reference has component tests and a convergence check; the synthetic rows none
+    ref = _row(content, "gemma-4-31b/h100/attune-tp2-pp4-split13")
+    assert _cell(ref, "evidence") == "convergence + tests"
+    assert _cell(long, "evidence") == views.EVIDENCE_NONE == "none published"
+    filters = dict(re.findall(r'<label>([^<]+) <select data-or-filter="([a-z_]+)"', content))
+    assert set(filters.values()) >= {"model", "gpu_type", "gpu_count", "status", "origin", "training", "precision",
+                                     "seq", "global_batch", "params_size", "params_total", "evidence"}
+
+
+def test_a_column_empty_in_nearly_every_row_is_left_out(built) -> None:  # noqa: ANN001
+    _, pages = built
+    content = pages["recipes.md"].content
+    # three rows, one (the reference) with a step-time CV and a date: 1 in 3 is not sparse, both columns stay
+    assert 'data-or-sort="cv"' in content and 'data-or-sort="measured"' in content
+
+
+def test_formatting_of_sizes() -> None:
+    assert fmt.params(70_553_706_496) == "70.6B" and fmt.params(124_000_000) == "124M"
+    assert fmt.sequence(8192) == "8k" and fmt.sequence(4000) == "4,000"
+
+
+def test_moe_params_say_active_of_total() -> None:
+    registry = load_registry(ROOT)
+    moe = next(x for x in registry.recipes if x.recipe.model == "Qwen3-30B-A3B")
+    cell = views.params_cell(moe, registry.catalog)
+    total = registry.catalog.models["Qwen3-30B-A3B"].total_params
+    assert total and cell["params"] == f"{fmt.params(moe.recipe.result.active_params.count)} of {fmt.params(total)}"

@@ -1,0 +1,117 @@
+"""Frameworks side by side (issue 27 item 4): per model, GPU type, training kind, precision and sequence length that
+two or more frameworks share, one table of each framework's fastest recipe (tokens/s per GPU, MFU with its formula,
+$ / 1M, convergence result), each linking to its recipe and evidence; also in downloads/frameworks.csv. Built from
+a small registry made here: the real mkdocs build, read in Chromium."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+from pathlib import Path
+
+import pytest
+import yaml
+from sitehelpers import make_registry, mkdocs_build, reference_data, remeasured, site_project, static_server, synthetic
+from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+
+from generator import figures
+from generator.registry import load_registry
+from generator.site import formatting as fmt
+from generator.site import render_site, views
+
+
+def _framework(name: str, stack: str, tokens: float, seq: int = 8192) -> dict:
+    data = synthetic(tokens, name=name)
+    data["stack"]["framework"] = stack
+    data["workload"]["training"] = "pre-training"
+    data["workload"]["row_tokens"] = seq
+    return data
+
+
+# On 8 H100, pre-training BF16 at 8k: three frameworks (two torchtitan recipes: the faster one is its row); at 4k only
+# one framework (no table); the reference (training kind not stated) is a like line of its own with one framework.
+RECIPES = {
+    "gemma-4-31b/h100/titan-a": _framework("titan-a", "torchtitan 0.2.2", 1300.0),
+    "gemma-4-31b/h100/titan-b": _framework("titan-b", "torchtitan 0.2.2", 1250.0),
+    "gemma-4-31b/h100/hf-loop": _framework("hf-loop", "transformers 4.57.1 (a plain training loop)", 900.0),
+    "gemma-4-31b/h100/engine": _framework("engine", "openrecipes-engine 0.1.0 (runner/engine)", 1400.0),
+    "gemma-4-31b/h100/titan-4k": _framework("titan-4k", "torchtitan 0.2.2", 2000.0, seq=4096),
+}
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_registry(tmp_path_factory.mktemp("frameworks") / "reg", RECIPES)
+    # the engine recipe gets a convergence check (the reference's)
+    engine = root / "recipes/gemma-4-31b/h100/engine.yaml"
+    data = copy.deepcopy(RECIPES["gemma-4-31b/h100/engine"])
+    data["correctness"] = copy.deepcopy(reference_data()["correctness"])
+    engine.write_text(yaml.safe_dump(data, sort_keys=False))
+    # a fourth framework, miles, measured by the real runner (so with its evidence file), made pre-training
+    miles = remeasured(root, "miles-run", times=1)
+    text = miles.read_text()
+    miles.write_text(text.replace("  precision: bf16\n", "  precision: bf16\n  training: pre-training\n", 1))
+    return root
+
+
+def test_one_row_per_framework_fastest_first_with_formula_and_convergence(registry: Path) -> None:
+    reg = load_registry(registry)
+    groups = views.framework_groups([x for x in reg.recipes if x.recipe.model == "Gemma-4-31B"])
+    assert [g.title for g in groups] == ["H100, pre-training, BF16, sequence 8k"]  # 4k: one framework, no table
+    rows = views.framework_rows(groups[0], reg.catalog, "models/gemma-4-31b.md", lambda x: True)
+    miles = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/miles-run").recipe.result.tokens_per_s_per_gpu
+    expected = sorted([("openrecipes-engine", "engine", 1400.0), ("torchtitan", "titan-a", 1300.0),
+                       ("transformers", "hf-loop", 900.0), ("miles", "miles-run", miles)], key=lambda x: -x[2])
+    assert [(r["framework"], r["id"].split("/")[-1]) for r in rows] == [(f, n) for f, n, _ in expected]
+    rows = {r["framework"]: r for r in rows}
+    engine = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/engine")
+    n = engine.recipe.result.active_params.count
+    peak = reg.catalog.gpus["H100"].peak_flops.bf16
+    # by hand: 6 x N x 1,400 / peak
+    engine_row = rows["openrecipes-engine"]
+    assert engine_row["mfu_value"] == figures.mfu(n, 1400.0, peak)
+    assert engine_row["mfu_formula"] == (f"6 x N ({fmt.params(n)}) x tokens/s per GPU / BF16 peak "
+                                         f"({peak / 1e12:,.0f} TFLOP/s)")
+    assert engine_row["convergence"].startswith("pass: ") and rows["torchtitan"]["convergence"] == "none yet"
+    assert engine_row["href"] == "../../recipes/gemma-4-31b/h100/engine/"
+
+
+def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium is not installed at /usr/bin/chromium")
+    pages = render_site(load_registry(registry))
+    rows = list(csv.DictReader(io.StringIO(pages["downloads/frameworks.csv"].content)))
+    assert {r["framework"]: r["id"] for r in rows} == {
+        "openrecipes-engine": "gemma-4-31b/h100/engine", "torchtitan": "gemma-4-31b/h100/titan-a",
+        "transformers": "gemma-4-31b/h100/hf-loop", "miles": "gemma-4-31b/h100/miles-run"}
+    by = {r["framework"]: r for r in rows}
+    assert by["openrecipes-engine"]["sequence"] == "8192" and float(by["openrecipes-engine"]["tokens_per_s_per_gpu"]) == 1400
+    # the runner's evidence file is linked where there is one
+    assert by["miles"]["evidence"] == "recipes/gemma-4-31b/h100/miles-run.evidence.json"
+    assert by["torchtitan"]["evidence"] == ""
+    result = mkdocs_build(site_project(tmp_path, registry), tmp_path / "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    from playwright.sync_api import sync_playwright
+
+    with static_server(tmp_path / "out", _free_port()) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        watch = Watch(base)
+        watch.attach(context, page)
+        page.goto("models/gemma-4-31b/")
+        tables = page.eval_on_selector_all("table.or-frameworks", """ts => ts.map(t => ({title: t.dataset.orFrameworks,
+            rows: [...t.tBodies[0].rows].map(r => [r.dataset.orRecipe, r.querySelector('[data-or-col=tokens]').innerText,
+                   new URL(r.querySelector('a').href).pathname,
+                   r.querySelector('a[download]') ? new URL(r.querySelector('a[download]').href).pathname : null])}))""")
+        assert [t["title"] for t in tables] == ["H100, pre-training, BF16, sequence 8k"]
+        shown = {row[0]: row for row in tables[0]["rows"]}
+        assert [row[0] for row in tables[0]["rows"]] == [r["id"] for r in rows]  # the CSV's order: fastest first
+        assert shown["gemma-4-31b/h100/engine"][1:] == ["1,400", "/recipes/gemma-4-31b/h100/engine/", None]
+        assert shown["gemma-4-31b/h100/miles-run"][3] == "/recipes/gemma-4-31b/h100/miles-run.evidence.json"
+        page.locator("table.or-frameworks a[href$='/engine/']").click()
+        page.wait_for_url("**/recipes/gemma-4-31b/h100/engine/")
+        context.close()
+        browser.close()
+    assert watch.errors == [] and watch.outside == []

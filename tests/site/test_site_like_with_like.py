@@ -1,0 +1,134 @@
+"""Every view that ranks or compares recipes (home page best lines, best layouts, Pareto frontiers, charts) ranks
+within one training kind and one precision and names them; an unstated training kind is shown as not stated."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from sitehelpers import make_registry, reference_data, synthetic
+
+from generator.registry import load_registry
+from generator.site import formatting as fmt
+from generator.site import render_site, views
+
+
+def _recipe(tokens: float, name: str, training: str | None, precision: str = "bf16", count: int = 8) -> dict:
+    data = synthetic(tokens, count=count, name=name)
+    if training is None:
+        data["workload"].pop("training", None)
+    else:
+        data["workload"]["training"] = training
+    data["workload"]["precision"] = precision
+    return data
+
+
+# On 8 H100: a LoRA run far faster than the pre-training runs, an SFT run, and the reference (no training kind).
+RECIPES = {
+    "gemma-4-31b/h100/pre-bf16": _recipe(900.0, "pre-bf16", "pre-training"),
+    "gemma-4-31b/h100/pre-bf16-slow": _recipe(700.0, "pre-bf16-slow", "pre-training"),
+    "gemma-4-31b/h100/pre-fp8": _recipe(1200.0, "pre-fp8", "pre-training", precision="fp8-cs"),
+    "gemma-4-31b/h100/lora-bf16": _recipe(5000.0, "lora-bf16", "lora"),
+    "gemma-4-31b/h100/sft-bf16": _recipe(950.0, "sft-bf16", "sft"),
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    root = make_registry(tmp_path_factory.mktemp("like"), RECIPES)
+    registry = load_registry(root)
+    return registry, render_site(registry)
+
+
+def _home_lines(content: str) -> list[list[str]]:
+    table = content.split('<table class="or-best">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S)
+    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in rows]
+
+
+def test_home_has_one_best_line_per_training_kind_and_precision(site) -> None:  # noqa: ANN001
+    _, pages = site
+    lines = _home_lines(pages["index.md"].content)
+    # model, training, precision, recipes, best tokens/s, on, lowest $, on
+    got = {(line[1], line[2]): (line[3], line[4]) for line in lines}
+    assert got == {
+        ("pre-training", "BF16"): ("2", "900"),  # the LoRA run's 5,000 is not a pre-training answer
+        ("pre-training", "FP8-CS"): ("1", "1,200"),
+        ("not stated", "BF16"): ("1", fmt.short(reference_data()["result"]["tokens_per_s_per_gpu"])),
+        ("SFT", "BF16"): ("1", "950"),
+        ("LoRA", "BF16"): ("1", "5,000"),
+    }
+    # pre-training first, the unstated one next, fine-tuning last
+    assert [line[1] for line in lines][:3] == ["pre-training", "pre-training", "not stated"]
+
+
+def test_reference_row_says_not_stated_never_pre_training(site) -> None:  # noqa: ANN001
+    registry, pages = site
+    content = pages["recipes.md"].content
+    row = re.search(r'<tr data-or-recipe="gemma-4-31b/h100/attune-tp2-pp4-split13".*?</tr>', content, re.S).group(0)
+    assert 'data-training="not stated"' in row
+    assert re.search(r'data-or-col="training">not stated<', row)
+    assert re.search(r'data-or-col="precision">BF16<', row)
+    # the filters offer the training kinds as the rows carry them, "not stated" among them
+    assert '<option value="not stated">' in content and '<option value="lora">' in content
+
+
+def test_best_layouts_never_mix_training_kinds(site) -> None:  # noqa: ANN001
+    _, pages = site
+    content = pages["models/gemma-4-31b.md"].content
+    table = content.split('id="or-best"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr><td>.*?</tr>", table, re.S)
+    cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)] for r in rows]
+    best = {(c[2], c[3]): (c[6], c[7]) for c in cells}  # (training, precision): (fastest recipe, of)
+    assert best[("pre-training", "BF16")] == ("pre-bf16", "2")
+    assert best[("LoRA", "BF16")] == ("lora-bf16", "1")
+    assert best[("not stated", "BF16")][1] == "1"
+
+
+def _chart(content: str, kind: str) -> list[dict]:
+    canvas = re.search(rf'data-or-chart="([^"]+)" data-or-chart-kind="{kind}"', content).group(1)
+    return json.loads(re.search(rf'<script type="application/json" id="{canvas}">(.*?)</script>', content, re.S).group(1))
+
+
+def test_pareto_frontier_is_per_like_group(site) -> None:  # noqa: ANN001
+    _, pages = site
+    points = _chart(pages["models/gemma-4-31b.md"].content, "cost")
+    by_group: dict[str, list[dict]] = {}
+    for p in points:
+        by_group.setdefault(p["group"], []).append(p)
+    assert set(by_group) == {"pre-training, BF16", "pre-training, FP8-CS", "training kind not stated, BF16",
+                             "SFT, BF16", "LoRA, BF16"}
+    # On one GPU type at one price the fastest of a group is its cheapest: each group's frontier is that one point.
+    # Across groups the LoRA point (fastest and cheapest) would have hidden every other: it does not.
+    for group, members in by_group.items():
+        front = [p for p in members if p["front"]]
+        assert len(front) == 1 and front[0]["y"] == max(p["y"] for p in members), group
+    scaling = _chart(pages["models/gemma-4-31b.md"].content, "scaling")
+    assert {p["group"] for p in scaling} == set(by_group)
+
+
+def test_views_like_groups_order(site) -> None:  # noqa: ANN001
+    registry, _ = site
+    order = [like.text for like, _ in views.by_like(registry.recipes)]
+    assert order == ["pre-training, BF16", "pre-training, FP8-CS", "training kind not stated, BF16", "SFT, BF16",
+                     "LoRA, BF16"]
+
+
+def test_csv_download_leaves_the_unstated_training_kind_empty(site) -> None:  # noqa: ANN001
+    _, pages = site
+    lines = pages["downloads/recipes.csv"].content.splitlines()
+    head = lines[0].split(",")
+    rows = {line.split(",")[0]: dict(zip(head, line.split(","), strict=False)) for line in lines[1:]}
+    assert rows["gemma-4-31b/h100/attune-tp2-pp4-split13"]["training"] == ""
+    assert rows["gemma-4-31b/h100/lora-bf16"]["training"] == "lora"
+
+
+
+def test_recipe_pages_say_the_training_kind_an_unstated_one_as_not_stated(site) -> None:  # noqa: ANN001
+    _, pages = site
+    reference = pages["recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.md"].content
+    assert views.TRAINING_NOT_STATED in reference and "pre-training: every weight" not in reference
+    assert views.TRAINING_TEXT["pre-training"] in pages["recipes/gemma-4-31b/h100/pre-bf16.md"].content
+    assert views.TRAINING_TEXT["lora"] in pages["recipes/gemma-4-31b/h100/lora-bf16.md"].content
