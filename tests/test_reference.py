@@ -1,7 +1,7 @@
 import hashlib
 from pathlib import Path
 
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 # The reference recipe must stay byte-identical to shared/reference (issue 2).
 SHARED = ROOT.parent / "shared/reference/recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"

@@ -76,6 +76,7 @@ def test_every_priced_recipe_recomputes_at_its_written_precision(registry) -> No
     assert expected <= priced
 
 
+@pytest.mark.slow
 def test_the_committed_registry_is_what_the_catalog_prices_imply() -> None:
     changes, problems = reprice(ROOT, write=False)
     assert problems == []

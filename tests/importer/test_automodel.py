@@ -46,6 +46,7 @@ def test_published_tokens_agree_with_the_step_time() -> None:
         assert figures.relative_difference(row.tokens, recomputed_tokens(row)) < 0.001, row.line
 
 
+@pytest.mark.slow
 def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     (tmp_path / "recipes").mkdir()

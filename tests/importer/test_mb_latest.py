@@ -74,6 +74,7 @@ def test_every_row_is_parsed_or_skipped_with_its_line(path: Path, table_rows: in
     assert all(HYBRID in s.reason for s in other)  # the archive's 45 Nemotron 3 Nano / Super rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [SUMMARY, ARCHIVE])
 def test_every_parsed_row_is_a_committed_recipe_citing_its_line(path: Path, registry) -> None:  # noqa: ANN001
     url = URL + path.name.replace("mb-", "").replace("-067f987d", "")

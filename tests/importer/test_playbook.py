@@ -45,6 +45,7 @@ def test_the_committed_document_is_the_blob_at_its_commit() -> None:
     assert pb.COMMIT in SOURCE_MD.read_text(encoding="utf-8") and pb.PATH in SOURCE_MD.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
     """Counted independently of the parser: every hover text written in the file starts with the same bytes; the
     crosses' traces repeat their cell's text array, so each text is written twice except in cells without crosses
@@ -65,6 +66,7 @@ def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
     assert len(sweep().repeated_traces) == 26
 
 
+@pytest.mark.slow
 def test_parse_accounts_for_every_row_as_a_recipe_or_a_failed_layout() -> None:
     parsed = pb.SOURCE.parse(text())
     assert parsed.table_rows == 3306
@@ -123,6 +125,7 @@ def _committed() -> set[str]:
     return {str(p.relative_to(ROOT)) for p in ROOT.glob("recipes/playbook-llama-*/h100/pb-*.yaml")}
 
 
+@pytest.mark.slow
 def test_committed_recipes_are_the_measured_rows() -> None:
     cat = catalog()
     targets = {str(pb.SOURCE.target(ROOT, cat, r).relative_to(ROOT)) for r in pb.SOURCE.parse(text()).rows}
@@ -130,6 +133,7 @@ def test_committed_recipes_are_the_measured_rows() -> None:
     assert _committed() == targets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [18])
 def test_reimport_is_byte_identical_on_a_sample(seed: int) -> None:
     cat = catalog()
@@ -151,6 +155,7 @@ def test_a_figure_that_is_not_the_sweep_is_refused() -> None:
         pb.read_sweep(broken)
 
 
+@pytest.mark.slow
 def test_each_recipe_names_the_column_where_its_row_starts() -> None:
     """publication.line and .column locate the row's hover text in the document (line 2 holds all of them)."""
     cat = catalog()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from runner_support import FIXTURES, ROOT, registry, remeasure
 
 
@@ -29,6 +30,7 @@ def test_a_remeasured_recipe_checks_clean_against_its_evidence(tmp_path: Path) -
     assert "1 recipe(s) checked, no problems" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_result_edited_by_hand_disagrees_with_the_evidence(tmp_path: Path) -> None:
     recipe, _ = measured(tmp_path)
     text = recipe.read_text()

@@ -183,6 +183,7 @@ def test_failed_runs_write_nothing(tmp_path: Path, extra: str, code: int, messag
     assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "hang-detached"])
 def test_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pids = tmp_path / "pids"
@@ -284,6 +285,7 @@ def test_json_report_keys(tmp_path: Path) -> None:
     assert report["dry_run"] and not report["wrote"] and report["gate"] == "within"
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_shows_step_rate_and_eta(tmp_path: Path) -> None:
     import pty
 
@@ -312,6 +314,7 @@ def test_progress_bar_on_a_terminal_shows_step_rate_and_eta(tmp_path: Path) -> N
     assert "perf/step_time" in screen  # the run's own output is streamed above the bar
 
 
+@pytest.mark.slow
 def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--sleep 0.15")
     first = subprocess.Popen(
@@ -328,6 +331,7 @@ def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) ->
     assert first.returncode == 0
 
 
+@pytest.mark.slow
 def test_preflight_refusals(tmp_path: Path) -> None:
     recipe = registry(tmp_path)  # the real reference run script
     before = recipe.read_bytes()
@@ -386,6 +390,7 @@ def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) ->
     assert "2 recipe(s) checked, no problems" in check.stdout
 
 
+@pytest.mark.slow
 def test_a_recipe_edited_during_the_run_is_not_overwritten(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--sleep 0.1")
     proc = subprocess.Popen(
