@@ -24,6 +24,7 @@ def test_registry_is_clean() -> None:
     assert proc.stdout.startswith("ok: ")
 
 
+@pytest.mark.slow
 def test_bad_files_all_reported_no_traceback(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     d = tmp_path / "recipes/gemma-4-31b/h100"

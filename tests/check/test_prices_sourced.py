@@ -24,8 +24,8 @@ B200_INSTANCE = "AWS p6-b200.48xlarge"
 
 
 @pytest.fixture(scope="module")
-def registry():
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry, loaded once per test process
+    return committed
 
 
 def test_every_instance_names_its_source_url_and_a_date() -> None:

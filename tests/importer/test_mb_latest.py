@@ -35,8 +35,8 @@ EXPECTED_SKIPS = {
 
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201 - one load of the committed registry for this module's tests
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry, loaded once per test process
+    return committed
 
 
 def _table_lines(path: Path) -> list[tuple[int, str]]:

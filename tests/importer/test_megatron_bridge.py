@@ -303,8 +303,8 @@ def test_imported_recipes_pass_check_and_the_summary_error_is_a_recorded_discrep
 
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201 - one load of the committed registry (thousands of recipes) for this module
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry (thousands of recipes), loaded once per process
+    return committed
 
 
 @pytest.mark.slow

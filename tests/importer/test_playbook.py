@@ -83,6 +83,7 @@ def test_parse_accounts_for_every_row_as_a_recipe_or_a_failed_layout() -> None:
                                       "drawn as a cross, the figure's 'crashed/oom', with no figures (nan)")
 
 
+@pytest.mark.slow
 def test_the_rows_as_written() -> None:
     first = sweep().rows[0]
     assert first.config == pb.Config(model="1B", nodes=1, mbs=2, grad_acc=16, gbs=256, dp=8, pp=1, tp=1, zero=0)
@@ -105,6 +106,7 @@ def test_the_playbooks_flop_count_by_hand() -> None:
     assert round(figures.flops_utilisation(expected, 40150, 989e12), 4) == 0.3923
 
 
+@pytest.mark.slow
 def test_published_mfu_reproduced_or_flagged() -> None:
     """The playbook's MFU counts nanotron's FLOPs with the logits once per vocabulary matrix: 1,572 of the 1,728 rows
     agree at the stated 0.1 point from their tok/s per GPU, 21 more from their total tok/s; 12 80B rows agree only

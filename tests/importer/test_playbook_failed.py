@@ -34,6 +34,7 @@ def test_committed_failed_layouts_are_the_crosses_byte_for_byte() -> None:
         assert (ROOT / rel).read_text(encoding="utf-8") == text, rel
 
 
+@pytest.mark.slow
 def test_every_cross_is_a_failed_layout_at_its_column() -> None:
     data, problems = failed.load_all(ROOT)
     assert problems == []
