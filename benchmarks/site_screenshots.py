@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/site_screenshots.py SITE_DIR OUT_DIR
 
-SITE_DIR is a built site (for example from the committed registry, as tests/site/sitehelpers builds it). Pages:
+SITE_DIR is a built site (for example from the committed registry, as tests/site/conftest.py builds it once per test run). Pages:
 home, all recipes, the reference recipe, a model page, a GPU page and a compare view of three recipes. For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """

@@ -3,7 +3,8 @@ once per test process (a whole-registry render takes seconds; several tests read
 
 Markers (pyproject.toml): `slow`, `browser`, `cluster`. The quick subset is `-m "not slow and not browser and not
 cluster"`; CI runs everything. Under pytest-xdist (`-n`), each worker is its own process: session fixtures here run
-once per worker, and tests/site/conftest.py builds the committed site once per run under a file lock.
+once per worker (`--dist loadfile` keeps a file on one worker), and tests/site/conftest.py builds the committed site
+once per run under a file lock.
 """
 
 from __future__ import annotations

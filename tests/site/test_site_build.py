@@ -28,8 +28,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-# The run's one build of the committed site (tests/site/conftest.py), on the worker of the other tests that use it.
-@pytest.mark.xdist_group("committed-site")
+# The run's one build of the committed site (tests/site/conftest.py), shared with the browser tests.
 def test_the_committed_registry_builds_strict(committed_site) -> None:  # noqa: ANN001
     # committed_site asserts the build's exit code
     assert "WARNING" not in committed_site.log, committed_site.log[-4000:]

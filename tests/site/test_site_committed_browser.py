@@ -12,8 +12,7 @@ import pytest
 from generator.site import formatting as fmt
 from generator.site import views
 
-# One worker runs the tests of the committed site (under `--dist loadgroup`): the site is built once, where it is used.
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("committed-site")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 DATA_PAGES = ["", "recipes/", "models/deepseek-v3/", "models/gemma-4-31b/", "gpus/h100/", "gpus/gb200/"]
 FIGURE_COLS = ("tokens", "usd", "mfu")
