@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/site_screenshots.py SITE_DIR OUT_DIR
 
-SITE_DIR is a built site (for example from the committed registry, as tests/site/sitehelpers builds it). Pages:
+SITE_DIR is a built site (for example from the committed registry, as tests/site/conftest.py builds it once per test run). Pages:
 home, all recipes (also with a budget and a filter), the reference recipe (also at a price of one's own), a model page
 (its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
 scaling chart, the methodology and a compare

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+from suitehelpers import ROOT
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -16,12 +17,14 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 def test_registry_is_clean() -> None:
     proc = run(["check", "--no-cache"], ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("ok: ")
 
 
+@pytest.mark.slow
 def test_bad_files_all_reported_no_traceback(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     d = tmp_path / "recipes/gemma-4-31b/h100"
@@ -40,6 +43,7 @@ def test_bad_files_all_reported_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1 and {p["field"] for p in data} >= {"result.mfu", "result.window_token"}
 
 
+@pytest.mark.slow
 def test_warm_cache_sees_edits(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     d = tmp_path / "recipes/gemma-4-31b/h100"

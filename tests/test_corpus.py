@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REFERENCE, ROOT, check_registry
 from pydantic import ValidationError
+from suitehelpers import REFERENCE, ROOT, check_registry
 
 from generator.load import read_yaml
 from generator.models import Recipe

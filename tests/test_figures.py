@@ -1,7 +1,7 @@
 """The figures module on the reference recipe's own numbers."""
 
 import pytest
-from conftest import ROOT
+from suitehelpers import ROOT
 
 from generator import figures
 from generator.registry import load_catalog
@@ -49,7 +49,7 @@ def test_param_counts_from_architecture() -> None:
 
 
 def test_derive_reference() -> None:
-    from conftest import REFERENCE
+    from suitehelpers import REFERENCE
 
     from generator.load import load_recipe
 

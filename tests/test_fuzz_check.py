@@ -39,12 +39,14 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suitehelpers import ROOT
 
 from generator.check import check_tree, format_problems
 from generator.problems import Problem
+
+pytestmark = pytest.mark.slow
 
 # A varied sample: the reference (verified, measured, correctness block), an H200 engine recipe with an evidence
 # sidecar, and imported (reported) rows: a small MoE at FP8, a large MoE with MTP, a dense BF16 and a 1,024-GPU FP8.

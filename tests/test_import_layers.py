@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from suitehelpers import ROOT
 
 PACKAGES = ("generator", "runner", "hooks", "benchmarks")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REFERENCE, ROOT
 from ruamel.yaml import YAML
+from suitehelpers import REFERENCE, ROOT
 
 from generator.check import format_problems
 from generator.load import MAX_DEPTH, load_recipe, read_yaml

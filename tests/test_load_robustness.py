@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 PROBLEM_LINE = re.compile(r"^[^:\n]+:\d+:\d+: [^:]+: .+$")
 PLACE = "recipes/gemma-4-31b/h100"

@@ -5,7 +5,7 @@ figure constant changes the page (no whole-site build needed)."""
 from __future__ import annotations
 
 import pytest
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 from generator import figures
 from generator.registry import load_registry

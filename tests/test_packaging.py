@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 REFERENCE_REL = str(REFERENCE.relative_to(ROOT))
@@ -96,12 +96,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"wheel": wheel, "python": python, "site": site, "tmp": tmp}
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_template(installed: dict[str, Path]) -> None:
     names = set(zipfile.ZipFile(installed["wheel"]).namelist())
     missing = [t for t in TEMPLATES if f"generator/site/templates/{t}" not in names]
     assert TEMPLATES and not missing, f"templates missing from the wheel: {missing}"
 
 
+@pytest.mark.slow
 def test_the_installed_package_renders_a_card_outside_the_checkout(installed: dict[str, Path]) -> None:
     registry = _registry_copy(installed["tmp"] / "card-registry")
     elsewhere = installed["tmp"] / "elsewhere"
@@ -115,6 +117,7 @@ def test_the_installed_package_renders_a_card_outside_the_checkout(installed: di
     assert "1,178.1" in card and "Gemma-4-31B" in card, card[:2000]
 
 
+@pytest.mark.slow
 def test_version_flag(installed: dict[str, Path]) -> None:
     expected = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
     done = _run([str(installed["python"]), "-m", "generator", "--version"], cwd=installed["tmp"])
@@ -150,6 +153,7 @@ def as_pre_commit_runs(python: Path, files: list[str], cwd: Path) -> subprocess.
     return _run([str(python), *entry[1:], *files], cwd=cwd)
 
 
+@pytest.mark.slow
 def test_the_hook_entry_passes_good_and_fails_bad_recipes(installed: dict[str, Path]) -> None:
     """From the wheel's venv, in a contributor's checkout (its root) and from another folder (absolute names)."""
     registry = _registry_copy(installed["tmp"] / "hook-registry")

@@ -1,7 +1,7 @@
 import hashlib
 from pathlib import Path
 
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 # The reference recipe must stay byte-identical to shared/reference (issue 2).
 SHARED = ROOT.parent / "shared/reference/recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -17,7 +17,7 @@ def test_reference_bytes_match_shared_copy() -> None:
 
 
 def test_reference_loads_and_checks_clean() -> None:
-    from conftest import check_registry
+    from suitehelpers import check_registry
 
     from generator.registry import load_registry
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
-from conftest import ROOT
+from suitehelpers import ROOT
 
 from generator.load import read_yaml
 from generator.models import Recipe
@@ -52,6 +53,7 @@ def _args(annotation: object) -> list[object]:
     return out
 
 
+@pytest.mark.slow
 def test_every_recipe_validates_under_jsonschema() -> None:
     schema = yaml.safe_load(schema_path(ROOT, "recipe").read_text())
     check = validator(schema)

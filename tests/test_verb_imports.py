@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REFERENCE, ROOT
+from suitehelpers import REFERENCE, ROOT
 
 BROKEN = "openrecipes_no_such_module"
 

@@ -12,6 +12,8 @@ import pytest
 
 from generator.check import check_tree
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests/corpus"
 REFERENCE = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"

@@ -43,6 +43,7 @@ def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.slow
 def test_committed_failed_layouts_pass_and_are_counted() -> None:
     run = check_tree(ROOT, use_cache=False)
     assert run.failed_files == len(list((ROOT / "failed").glob("*.yaml"))) >= 4
@@ -167,6 +168,7 @@ def mutants(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=mutants())
 def test_fuzzed_failed_layouts_give_located_problems(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:

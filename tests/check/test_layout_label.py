@@ -33,6 +33,7 @@ def test_statements_of_a_label(label: str, stated: list[tuple[str, int | bool]])
     assert sorted((field, value) for _, field, value in label_statements(label)) == sorted(stated)
 
 
+@pytest.mark.slow
 def test_every_committed_label_states_its_layout() -> None:
     """No committed label is prose the parser skips: each states TP, PP and DP, and agrees with its fields."""
     registry = load_registry(ROOT)

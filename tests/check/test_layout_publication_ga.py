@@ -54,6 +54,7 @@ def test_importer_records_the_statement_on_exactly_the_contradicting_rows(docume
         assert built["layout"]["gradient_accumulation"] == row.ga  # the layout keeps the published figure
 
 
+@pytest.mark.slow
 def test_committed_recipes_state_exactly_the_contradicting_ga() -> None:
     found = {}
     for loaded in load_registry(ROOT).recipes:

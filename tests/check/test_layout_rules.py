@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator.problems import Problem
 from generator.registry import load_registry

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.registry import load_catalog, load_registry
@@ -23,8 +23,8 @@ B200_INSTANCE = "AWS p6-b200.48xlarge"
 
 
 @pytest.fixture(scope="module")
-def registry():
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry, loaded once per test process
+    return committed
 
 
 def test_every_instance_names_its_source_url_and_a_date() -> None:
@@ -75,6 +75,7 @@ def test_every_priced_recipe_recomputes_at_its_written_precision(registry) -> No
     assert expected <= priced
 
 
+@pytest.mark.slow
 def test_the_committed_registry_is_what_the_catalog_prices_imply() -> None:
     changes, problems = reprice(ROOT, write=False)
     assert problems == []

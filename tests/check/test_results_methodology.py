@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from generator import figures
-from generator.registry import load_registry
-from generator.site import render_site
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_methodology_page_states_each_precision() -> None:
-    page = render_site(load_registry(ROOT))["methodology.md"].content
+@pytest.mark.slow
+def test_the_methodology_page_states_each_precision(committed_pages) -> None:  # noqa: ANN001
+    page = committed_pages["methodology.md"].content
     rows = {line.split(" | ")[0].removeprefix("| "): line for line in page.splitlines() if line.startswith("| ")}
     for spec in figures.PRECISIONS.values():
         row = rows[spec.label]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator.registry import load_registry
 

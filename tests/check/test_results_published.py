@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import check_registry
 from recipe_edits import edited_registry
+from suitehelpers import check_registry
 
 from generator.registry import load_registry
 

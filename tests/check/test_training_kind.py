@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import check_registry
 from recipe_edits import edited_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.registry import load_registry

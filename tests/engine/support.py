@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,16 @@ TINY_CARD = {
         "date": "2026-12-02",
     }
 }
+VOCAB = TINY_CARD["Tiny-Llama-Test"]["architecture"]["vocab_size"]
+# The engine's CLI with the CPU adaptation of tests/engine/cpu_megatron.py applied first.
+CPU_TRAIN = ROOT / "tests" / "engine" / "cpu_train.py"
+# The CPU path: gloo, fp32, megatron's Float16 optimizer (its distributed optimizer needs CUDA tensor types).
+CPU_FLAGS = "--cpu --no-distributed-optimizer"
+
+
+def cpu_env() -> dict[str, str]:
+    # One intra-op thread per process: CI has two cores and megatron's tiny matmuls gain nothing from more.
+    return dict(os.environ) | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "PYTHONWARNINGS": "ignore"}
 
 
 def recipe_dict(*, tp: int = 1, pp: int = 1, dp: int = 1, sp: bool = False, split: tuple[int, int] | None = None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,18 +20,9 @@ from generator import figures
 from generator.load import load_recipe
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
 from runner.engine.plan import EngineError, make_plan
-from tests.engine.support import ROOT, TINY_CARD, make_registry
+from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, VOCAB, cpu_env, make_registry
 
-CPU_TRAIN = ROOT / "tests" / "engine" / "cpu_train.py"
-VOCAB = TINY_CARD["Tiny-Llama-Test"]["architecture"]["vocab_size"]
-# The CPU path: gloo, fp32, megatron's Float16 optimizer (its distributed optimizer needs CUDA tensor types).
-CPU_FLAGS = "--cpu --no-distributed-optimizer"
-
-
-def _env() -> dict[str, str]:
-    # One intra-op thread per process: CI has two cores and megatron's tiny matmuls gain nothing from more.
-    return dict(os.environ) | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "PYTHONWARNINGS": "ignore"}
-
+pytestmark = pytest.mark.slow
 
 def _set_run(recipe: Path, run: str, window: list[int] | None = None) -> None:
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
@@ -44,7 +34,7 @@ def _set_run(recipe: Path, run: str, window: list[int] | None = None) -> None:
 
 def _train(recipe: Path, *args: str, timeout: float = 240) -> list[dict]:
     proc = subprocess.run([sys.executable, str(CPU_TRAIN), "train", str(recipe), *CPU_FLAGS.split(), *args],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+                          cwd=ROOT, env=cpu_env(), capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     steps = [json.loads(line[len(STEP_PREFIX):]) for line in proc.stdout.splitlines() if line.startswith(STEP_PREFIX)]
     assert any(line.startswith(SUMMARY_PREFIX) for line in proc.stdout.splitlines()), proc.stdout[-2000:]
@@ -58,7 +48,7 @@ def test_remeasure_trains_the_tiny_model_and_writes_figures(tmp_path: Path) -> N
     proc = subprocess.run(
         [sys.executable, "-m", "runner", "remeasure", str(recipe), "--yes", "--json", "--root", str(tmp_path),
          "--workdir", str(ROOT), "--timeout", "300"],
-        cwd=ROOT, env=_env() | {"OPENRECIPES_GPUS": "1xNVIDIA H200"}, capture_output=True, text=True, timeout=360,
+        cwd=ROOT, env=cpu_env() | {"OPENRECIPES_GPUS": "1xNVIDIA H200"}, capture_output=True, text=True, timeout=360,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout)

@@ -12,6 +12,8 @@ import socket
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("megatron.core")
 

@@ -17,11 +17,8 @@ is off by 4e-4 at step 0 and by over 100% later: both tolerances catch it.
 from __future__ import annotations
 
 import json
-import math
-import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,88 +27,32 @@ import yaml
 from generator import figures
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
 from runner.engine.plan import make_plan
-from runner.logs import parse_lines
-from tests.engine.support import ROOT, TINY_CARD, make_registry
+from tests.engine.layouts import (
+    FLAGS,
+    GLOBAL_BATCH,
+    LAYOUT_TRAIN,
+    REL_TOL,
+    ROW_TOKENS,
+    STEP0_TOL,
+    STEPS,
+    Run,
+    assert_learns,
+    assert_matches,
+    launch,
+    torchrun_env,
+    train_layout,
+    worst,
+)
+from tests.engine.support import CPU_TRAIN, ROOT, make_registry
 
-LAYOUT_TRAIN = ROOT / "tests" / "engine" / "layout_train.py"
-CPU_TRAIN = ROOT / "tests" / "engine" / "cpu_train.py"
-TORCHRUN = Path(sys.executable).with_name("torchrun")  # torch's console script, beside the interpreter
-VOCAB = TINY_CARD["Tiny-Llama-Test"]["architecture"]["vocab_size"]
-STEPS = 12
-GLOBAL_BATCH = 4
-ROW_TOKENS = 32
-# lr 1e-2 so the tiny model learns the synthetic pattern within the 12 steps (the loss falls by ~1 nat).
-FLAGS = ("--cpu", "--lr", "1e-2")
-STEP0_TOL = 1e-5  # relative: one forward and backward, fp32 reductions in another order
-REL_TOL = 1e-3  # relative, any step: that rounding grown by 12 steps of training
-
-
-@dataclass
-class Run:
-    losses: list[float]
-    grad_norms: list[float]
-    summary: dict
-    output: str
-
-
-def _env() -> dict[str, str]:
-    # One intra-op thread per rank: CI has two cores and runs up to eight ranks on them.
-    return dict(os.environ) | {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "PYTHONWARNINGS": "ignore",
-                               "PATH": f"{TORCHRUN.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
-def _launch(recipe: Path, ranks: int, *, script: Path = LAYOUT_TRAIN, extra: tuple[str, ...] = (),
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    launcher = [sys.executable] if ranks == 1 else [str(TORCHRUN), "--standalone", "--nproc-per-node", str(ranks)]
-    return subprocess.run([*launcher, str(script), "train", str(recipe), *FLAGS, *extra], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _parse(stdout: str, source: str) -> Run:
-    lines = stdout.splitlines()
-    log = parse_lines(lines, "openrecipes", source)  # the runner's own parser of the engine's step lines
-    assert [s.step for s in log.steps] == list(range(STEPS)), stdout[-3000:]
-    assert all(s.tokens == GLOBAL_BATCH * ROW_TOKENS for s in log.steps)
-    # Only rank 0 prints: one line per step, however many ranks ran.
-    assert sum(line.startswith(STEP_PREFIX) for line in lines) == STEPS
-    summaries = [json.loads(line[len(SUMMARY_PREFIX):]) for line in lines if line.startswith(SUMMARY_PREFIX)]
-    assert len(summaries) == 1, stdout[-3000:]
-    summary = summaries[0]
-    return Run([s.loss for s in log.steps], [s["grad_norm"] for s in summary["per_step"]], summary, stdout)
-
-
-def _train(recipe: Path, ranks: int, **kwargs) -> Run:
-    proc = _launch(recipe, ranks, **kwargs)
-    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-6000:])
-    return _parse(proc.stdout, str(recipe))
-
-
-def _worst(run: Run, reference: Run, steps: int = STEPS) -> float:
-    """Largest relative difference of a step's loss or gradient norm from the reference run's, over the first steps."""
-    pairs = list(zip(run.losses, reference.losses, strict=True))[:steps] + list(
-        zip(run.grad_norms, reference.grad_norms, strict=True))[:steps]
-    return max(abs(a - b) / abs(b) for a, b in pairs)
-
-
-def _assert_matches(run: Run, reference: Run) -> None:
-    detail = (run.losses, reference.losses, run.grad_norms, reference.grad_norms)
-    assert _worst(run, reference, 1) < STEP0_TOL, detail
-    assert _worst(run, reference) < REL_TOL, detail
-
-
-def _assert_learns(run: Run) -> None:
-    # The untrained model starts at the uniform loss ln(V); on the learnable pattern it falls (seen: 4.91 -> ~3.9).
-    assert abs(run.losses[0] - math.log(VOCAB)) < 0.3
-    assert all(math.isfinite(x) for x in run.losses + run.grad_norms)
-    assert sum(run.losses[-3:]) / 3 < run.losses[0] - 0.5
-
+pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Run:
     recipe = make_registry(tmp_path_factory.mktemp("one"), steps=STEPS, global_batch=GLOBAL_BATCH,
                            row_tokens=ROW_TOKENS, precision="fp32")
-    run = _train(recipe, 1)
-    _assert_learns(run)
+    run = train_layout(recipe, 1)
+    assert_learns(run)
     return run
 
 
@@ -129,7 +70,7 @@ def test_two_rank_layout_matches_the_one_process_run(name: str, reference: Run, 
                            **layout)
     plan = make_plan(recipe)
     assert plan.world_size == 2
-    run = _train(recipe, 2)
+    run = train_layout(recipe, 2)
     got = run.summary["layout"]
     assert (got["tp"], got["pp"], got["dp"]) == (plan.tp, plan.pp, plan.dp) == (
         layout.get("tp", 1), layout.get("pp", 1), layout.get("dp", 1))
@@ -138,8 +79,8 @@ def test_two_rank_layout_matches_the_one_process_run(name: str, reference: Run, 
     if name.startswith("pp2"):
         assert (plan.first_stage_layers, plan.last_stage_layers) == (1, 3)
     assert run.summary["options"]["distributed_optimizer"] is True
-    _assert_learns(run)
-    _assert_matches(run, reference)
+    assert_learns(run)
+    assert_matches(run, reference)
 
 
 def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path) -> None:
@@ -158,7 +99,7 @@ def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path)
     proc = subprocess.run(
         [sys.executable, "-m", "runner", "remeasure", str(recipe), "--yes", "--json", "--root", str(tmp_path),
          "--workdir", str(ROOT), "--timeout", "300"],
-        cwd=ROOT, env=_env() | {"OPENRECIPES_GPUS": "2xNVIDIA H200"}, capture_output=True, text=True, timeout=360,
+        cwd=ROOT, env=torchrun_env() | {"OPENRECIPES_GPUS": "2xNVIDIA H200"}, capture_output=True, text=True, timeout=360,
     )
     assert proc.returncode == 0, proc.stderr[-6000:]
     report = json.loads(proc.stdout)
@@ -174,7 +115,7 @@ def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path)
                    if SUMMARY_PREFIX in line)
     assert summary["layout"]["sequence_parallel"] is True and summary["layout"]["tp"] == 2
     run = Run([s["loss"] for s in steps], [s["grad_norm"] for s in summary["per_step"]], summary, "")
-    _assert_matches(run, reference)
+    assert_matches(run, reference)
 
 
 def test_tp2_pp2_dp2_on_eight_ranks(reference: Run, tmp_path: Path) -> None:
@@ -182,11 +123,11 @@ def test_tp2_pp2_dp2_on_eight_ranks(reference: Run, tmp_path: Path) -> None:
                            global_batch=GLOBAL_BATCH, row_tokens=ROW_TOKENS, precision="fp32")
     plan = make_plan(recipe)
     assert (plan.world_size, plan.num_microbatches, plan.first_stage_layers, plan.last_stage_layers) == (8, 2, 1, 3)
-    run = _train(recipe, 8, timeout=420)
+    run = train_layout(recipe, 8, timeout=420)
     got = run.summary["layout"]
     assert (got["tp"], got["pp"], got["dp"], got["sequence_parallel"]) == (2, 2, 2, True)
-    _assert_learns(run)
-    _assert_matches(run, reference)
+    assert_learns(run)
+    assert_matches(run, reference)
 
 
 def test_negative_control_other_initial_weights_fail_the_comparison(reference: Run, tmp_path: Path) -> None:
@@ -194,20 +135,20 @@ def test_negative_control_other_initial_weights_fail_the_comparison(reference: R
     2-4 from the stream the 1-process run drew layer 1 from, a different model, which the tolerance must catch."""
     recipe = make_registry(tmp_path, pp=2, split=(1, 3), steps=STEPS, global_batch=GLOBAL_BATCH,
                            row_tokens=ROW_TOKENS, precision="fp32")
-    run = _train(recipe, 2, script=CPU_TRAIN, extra=("--no-distributed-optimizer",))
+    run = train_layout(recipe, 2, script=CPU_TRAIN, extra=("--no-distributed-optimizer",))
     assert abs(run.losses[0] - reference.losses[0]) < 0.01  # the same tokens at init: close, not equal
-    assert _worst(run, reference, 1) > 10 * STEP0_TOL
-    assert _worst(run, reference) > 10 * REL_TOL
+    assert worst(run, reference, 1) > 10 * STEP0_TOL
+    assert worst(run, reference) > 10 * REL_TOL
 
 
 def test_process_count_must_match_the_layout(tmp_path: Path) -> None:
     one = make_registry(tmp_path / "one", steps=2)
-    proc = _launch(one, 2)
+    proc = launch(one, 2)
     assert proc.returncode != 0
     assert "tp x pp x dp = 1 GPUs, but 2 processes were started" in proc.stdout + proc.stderr
     assert STEP_PREFIX not in proc.stdout
     two = make_registry(tmp_path / "two", tp=2, steps=2)
-    proc = _launch(two, 1)
+    proc = launch(two, 1)
     assert proc.returncode != 0
     assert "tp x pp x dp = 2 GPUs, but 1 processes were started" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr

@@ -45,6 +45,7 @@ def test_published_tokens_agree_with_the_step_time() -> None:
         assert figures.relative_difference(row.tokens, recomputed_tokens(row)) < 0.001, row.line
 
 
+@pytest.mark.slow
 def test_committed_recipes_are_the_import_and_recompute(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     (tmp_path / "recipes").mkdir()
@@ -97,7 +98,7 @@ def test_new_cards_count_their_parameters(name: str) -> None:
 
 def test_check_holds_the_head_dimension_convention(tmp_path: Path) -> None:
     """The stated head dimension is what reproduces the figure: the model's own (64) does not."""
-    from conftest import check_registry
+    from suitehelpers import check_registry
 
     shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
     name = "recipes/gpt-oss-120b/h100/automodel-pretrain-h100-64gpu-bf16-gbs512.yaml"

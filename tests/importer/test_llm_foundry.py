@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.catalog import Catalog
@@ -95,6 +95,7 @@ def test_published_params_follow_from_the_card(catalog: Catalog) -> None:
     assert card.active_params.count == figures.param_count(card.architecture, card.active_params.includes_norms)
 
 
+@pytest.mark.slow
 def test_import_reproduces_the_committed_recipes(tmp_root: Path) -> None:
     parsed, report, problems = run_source(SOURCE, tmp_root, DOCUMENT, SOURCE_DOC, dry_run=False)
     assert problems == [] and parsed is not None and report is not None
@@ -126,6 +127,7 @@ def _check_one(tmp_root: Path, rel: str, edit: tuple[str, str]) -> list[str]:
     return [str(p) for p in check_registry(load_registry(tmp_root)) if rel in p.path]
 
 
+@pytest.mark.slow
 def test_check_holds_the_published_figure_to_the_convention(tmp_root: Path) -> None:
     run_source(SOURCE, tmp_root, DOCUMENT, SOURCE_DOC, dry_run=False)
     rel = "recipes/mpt-70b/h100/foundry-bf16-s2048-512gpu-gbs4096.yaml"
@@ -133,6 +135,7 @@ def test_check_holds_the_published_figure_to_the_convention(tmp_root: Path) -> N
     assert len(problems) == 1 and "published_model_tflops_convention" in problems[0]
 
 
+@pytest.mark.slow
 def test_check_without_the_convention_flags_the_count(tmp_root: Path) -> None:
     """Megatron's count (causal attention, matrices only) does not reproduce llm-foundry's figure: the convention is
     what makes it agree, not a tolerance."""

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.importers.megatron_bridge import SOURCE
@@ -34,8 +34,8 @@ EXPECTED_SKIPS = {
 
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201 - one load of the committed registry for this module's tests
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry, loaded once per test process
+    return committed
 
 
 def _table_lines(path: Path) -> list[tuple[int, str]]:
@@ -73,6 +73,7 @@ def test_every_row_is_parsed_or_skipped_with_its_line(path: Path, table_rows: in
     assert all(HYBRID in s.reason for s in other)  # the archive's 45 Nemotron 3 Nano / Super rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [SUMMARY, ARCHIVE])
 def test_every_parsed_row_is_a_committed_recipe_citing_its_line(path: Path, registry) -> None:  # noqa: ANN001
     url = URL + path.name.replace("mb-", "").replace("-067f987d", "")

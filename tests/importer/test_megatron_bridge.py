@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.figures import PUBLISHED_TFLOPS_TOLERANCE
@@ -227,6 +227,7 @@ def _recipe_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "recipes").rglob("mb-*.yaml"))}
 
 
+@pytest.mark.slow
 def test_import_is_idempotent_and_reimport_updates_in_place(tmp_root: Path) -> None:
     parsed, report, problems = run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
     assert problems == [] and len(report.created) == 91
@@ -242,6 +243,7 @@ def test_import_is_idempotent_and_reimport_updates_in_place(tmp_root: Path) -> N
     assert not list((tmp_root / "recipes").rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_importing_both_documents_twice_changes_no_byte(tmp_root: Path) -> None:
     def both() -> list[tuple[int, int, int, int]]:
         counts = []
@@ -258,6 +260,7 @@ def test_importing_both_documents_twice_changes_no_byte(tmp_root: Path) -> None:
     assert _recipe_bytes(tmp_root) == first
 
 
+@pytest.mark.slow
 def test_committed_recipes_are_exactly_the_import_of_the_test_data(tmp_root: Path) -> None:
     """The registry's mb-* recipes and the importer cannot drift: importing the kept documents in SOURCES.md's
     order, with its URLs and commits, reproduces every committed recipe byte for byte, and no other."""
@@ -279,6 +282,7 @@ def test_committed_recipes_are_exactly_the_import_of_the_test_data(tmp_root: Pat
         assert committed[name] == text, name
 
 
+@pytest.mark.slow
 def test_imported_recipes_pass_check_and_the_summary_error_is_a_recorded_discrepancy(tmp_root: Path) -> None:
     run_import(tmp_root, SUMMARY, SUMMARY_URL, SUMMARY_COMMIT, dry_run=False)
     assert check_registry(load_registry(tmp_root)) == []
@@ -298,10 +302,11 @@ def test_imported_recipes_pass_check_and_the_summary_error_is_a_recorded_discrep
 
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201 - one load of the committed registry (thousands of recipes) for this module
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201 - the committed registry (thousands of recipes), loaded once per process
+    return committed
 
 
+@pytest.mark.slow
 def test_registry_recipes_flops_recompute(registry) -> None:  # noqa: ANN001
     """Every imported recipe in the registry: within 0.5% of its published TFLOP/s, or its note explains it."""
     imported = [r for r in registry.recipes if r.id.split("/")[-1].startswith("mb-")]
@@ -449,6 +454,7 @@ def test_a_skipped_second_configuration_is_stated_on_the_rows_recipe(registry) -
     assert "skipped at line 631: only Model TFLOP/s has a parenthesised figure" in h100.notes
 
 
+@pytest.mark.slow
 def test_check_holds_a_stated_convention_to_the_tolerance(tmp_root: Path) -> None:
     run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     assert check_registry(load_registry(tmp_root)) == []
@@ -467,6 +473,7 @@ def test_check_holds_a_stated_convention_to_the_tolerance(tmp_root: Path) -> Non
     assert problem.field == "result.published_model_tflops_per_gpu" and "20.07% apart" in problem.message
 
 
+@pytest.mark.slow
 def test_unreadable_existing_recipe_is_a_clear_problem(tmp_root: Path) -> None:
     run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     path = tmp_root / "recipes/llama-3-8b/h100/mb-25.11-dgx-h100-8gpu-fp8-cs.yaml"
@@ -478,6 +485,7 @@ def test_unreadable_existing_recipe_is_a_clear_problem(tmp_root: Path) -> None:
     assert path.read_text() == "publication: [unclosed\n"
 
 
+@pytest.mark.slow
 def test_check_flags_an_unexplained_difference(tmp_root: Path) -> None:
     run_import(tmp_root, ARCHIVE, ARCHIVE_URL, ARCHIVE_COMMIT, dry_run=False)
     path = tmp_root / "recipes/llama-3-8b/h100/mb-25.11-dgx-h100-8gpu-fp8-cs.yaml"
@@ -488,6 +496,7 @@ def test_check_flags_an_unexplained_difference(tmp_root: Path) -> None:
     assert "743.8" in problem.message and "2.13% apart" in problem.message
 
 
+@pytest.mark.slow
 def test_cli_dry_run_writes_nothing(tmp_root: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "generator", "import", "megatron-bridge", str(ARCHIVE),
                            "--source-url", ARCHIVE_URL, "--commit", ARCHIVE_COMMIT, "--dry-run"],

@@ -48,6 +48,7 @@ def test_the_committed_document_is_the_blob_at_its_commit() -> None:
     assert pb.COMMIT in SOURCE_MD.read_text(encoding="utf-8") and pb.PATH in SOURCE_MD.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
     """Counted independently of the parser: every hover text written in the file starts with the same bytes; the
     crosses' traces repeat their cell's text array, so each text is written twice except in cells without crosses
@@ -68,6 +69,7 @@ def test_every_hover_text_of_the_document_is_a_row_or_a_repeat_of_one() -> None:
     assert len(sweep().repeated_traces) == 26
 
 
+@pytest.mark.slow
 def test_parse_accounts_for_every_row_as_a_recipe_or_a_failed_layout() -> None:
     """1,721 recipes (1,728 circles, 7 of them a configuration that worked earlier in its cell too), 1,536 failed
     layouts (1,506 without figures, 30 with figures no circle is drawn with) and 49 repeats merged: 3,306 entries."""
@@ -91,6 +93,7 @@ def test_parse_accounts_for_every_row_as_a_recipe_or_a_failed_layout() -> None:
                              "merged into its recipe")
 
 
+@pytest.mark.slow
 def test_the_rows_as_written() -> None:
     first = sweep().rows[0]
     assert first.config == pb.Config(model="1B", nodes=1, mbs=2, grad_acc=16, gbs=256, dp=8, pp=1, tp=1, zero=0)
@@ -114,6 +117,7 @@ def test_the_playbooks_flop_count_by_hand() -> None:
     assert round(figures.flops_utilisation(expected, 40150, 989e12), 4) == 0.3923
 
 
+@pytest.mark.slow
 def test_published_mfu_reproduced_or_flagged() -> None:
     """The playbook's MFU counts nanotron's FLOPs with the logits once per vocabulary matrix: 1,573 of the 1,721 rows
     agree at the stated 0.1 point from their tok/s per GPU, 19 more from their total tok/s; 118 more are within one
@@ -139,6 +143,7 @@ def _committed() -> set[str]:
     return {str(p.relative_to(ROOT)) for p in ROOT.glob("recipes/playbook-llama-*/h100/pb-*.yaml")}
 
 
+@pytest.mark.slow
 def test_committed_recipes_are_the_measured_rows() -> None:
     cat = catalog()
     targets = {str(pb.SOURCE.target(ROOT, cat, r).relative_to(ROOT)) for r in pb.SOURCE.parse(text()).rows}
@@ -146,6 +151,7 @@ def test_committed_recipes_are_the_measured_rows() -> None:
     assert _committed() == targets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [18])
 def test_reimport_is_byte_identical_on_a_sample(seed: int) -> None:
     cat = catalog()
@@ -167,6 +173,7 @@ def test_a_figure_that_is_not_the_sweep_is_refused() -> None:
         pb.read_sweep(broken)
 
 
+@pytest.mark.slow
 def test_each_recipe_names_the_column_where_its_row_starts() -> None:
     """publication.line and .column locate the row's hover text in the document (line 2 holds all of them)."""
     cat = catalog()

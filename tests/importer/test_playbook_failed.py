@@ -8,6 +8,8 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 from generator import failed
 from generator.importers import playbook as pb
 from generator.load import load_recipe
@@ -23,6 +25,7 @@ def sweep() -> pb.Sweep:
     return pb.read_sweep(DOC.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_committed_failed_layouts_are_the_crosses_byte_for_byte() -> None:
     files = pb.failed_layout_files(sweep(), load_catalog(ROOT), pb.ORIGINAL)
     assert sorted(files) == sorted(str(p.relative_to(ROOT)) for p in (ROOT / failed.FOLDER).glob("playbook-*.yaml"))
@@ -30,6 +33,7 @@ def test_committed_failed_layouts_are_the_crosses_byte_for_byte() -> None:
         assert (ROOT / rel).read_text(encoding="utf-8") == text, rel
 
 
+@pytest.mark.slow
 def test_every_cross_is_a_failed_layout_at_its_column() -> None:
     data, problems = failed.load_all(ROOT)
     assert problems == []
@@ -59,6 +63,7 @@ def _group(model_slug: str) -> list:
             for p in sorted((recipes_root / model_slug / "h100").glob("pb-*-dp*.yaml"))]
 
 
+@pytest.mark.slow
 def test_model_page_section_puts_failures_next_to_the_fastest_that_worked() -> None:
     data, _ = failed.load_all(ROOT)
     group = [x for x in _group("playbook-llama-80b") if x.recipe is not None]
@@ -75,6 +80,7 @@ def test_model_page_section_puts_failures_next_to_the_fastest_that_worked() -> N
     assert sum(row["failed"] for row in section["rows"]) == 666
 
 
+@pytest.mark.slow
 def test_the_section_template_lists_every_failed_layout() -> None:
     """templates/failed_layouts.md.j2 (included by group.md.j2) renders one table row per failed layout and one row per
     GPU count; a page without failed layouts renders nothing."""

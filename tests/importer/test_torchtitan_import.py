@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_registry
+from suitehelpers import check_registry
 
 from generator import figures
 from generator.importers.base import Document, run_source

@@ -21,19 +21,21 @@ import yaml
 
 from generator import figures
 from runner.engine import SUMMARY_PREFIX
-from tests.engine.support import ROOT, make_registry
-from tests.engine.test_engine_parallel import (
+from tests.engine.layouts import (
     FLAGS,
     GLOBAL_BATCH,
     LAYOUT_TRAIN,
     ROW_TOKENS,
     STEPS,
     Run,
-    _assert_learns,
-    _assert_matches,
-    _env,
-    _train,
+    assert_learns,
+    assert_matches,
+    torchrun_env,
+    train_layout,
 )
+from tests.engine.support import ROOT, make_registry
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 H200 = {"OPENRECIPES_GPUS": "1xNVIDIA H200"}
 
@@ -42,7 +44,7 @@ H200 = {"OPENRECIPES_GPUS": "1xNVIDIA H200"}
 def one_process(tmp_path_factory: pytest.TempPathFactory) -> Run:
     recipe = make_registry(tmp_path_factory.mktemp("one"), steps=STEPS, global_batch=GLOBAL_BATCH,
                            row_tokens=ROW_TOKENS, precision="fp32")
-    return _train(recipe, 1)
+    return train_layout(recipe, 1)
 
 
 def _two_node_recipe(tmp: Path) -> Path:
@@ -78,10 +80,10 @@ def _two_nodes(recipe: Path, root: Path, joiner_env: dict[str, str]) -> tuple[in
     head = subprocess.Popen(
         [sys.executable, "-m", "runner", "remeasure", str(recipe), "--launcher", "torchrun", "--yes", "--json",
          "--root", str(root), "--workdir", str(ROOT), "--timeout", "240"],
-        cwd=ROOT, env=_env() | H200, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, env=torchrun_env() | H200, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         command, seen = _join_command(head)
-        joiner = subprocess.run(command, cwd=ROOT, env=_env() | joiner_env, capture_output=True, text=True,
+        joiner = subprocess.run(command, cwd=ROOT, env=torchrun_env() | joiner_env, capture_output=True, text=True,
                                 timeout=300)
         out, err = head.communicate(timeout=300)
     finally:
@@ -111,8 +113,8 @@ def test_two_torchrun_agents_train_step_for_step_like_one_process(one_process: R
                    if SUMMARY_PREFIX in line)
     assert summary["layout"]["dp"] == 2
     run = Run([s["loss"] for s in steps], [s["grad_norm"] for s in summary["per_step"]], summary, "")
-    _assert_learns(run)
-    _assert_matches(run, one_process)
+    assert_learns(run)
+    assert_matches(run, one_process)
     # Each node's output is kept on the first node; rank 0's (wherever c10d placed it) gave the figures.
     logs = sorted(p.name for p in (tmp_path / ".openrecipes-runs").rglob("node-*.log"))
     assert len(logs) == 2, logs

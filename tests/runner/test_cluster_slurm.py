@@ -26,6 +26,8 @@ from runner.launchers import nodes as node_checks
 from runner.launchers import slurm
 from tests.engine.support import ROOT, make_registry
 
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
 CPU_TRAIN = ROOT / "tests" / "engine" / "cpu_train.py"
 H200 = {"OPENRECIPES_GPUS": "1xNVIDIA H200"}
 STEPS = 6

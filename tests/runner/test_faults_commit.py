@@ -24,6 +24,8 @@ from runner_support import FIXTURES, HERE, ROOT, registry
 from generator import evidence
 from generator.check import check_tree
 
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
 NAME = "attune-tp2-pp4-split13"
 WRAPPER = [sys.executable, str(HERE / "runner_wrapper.py")]
 

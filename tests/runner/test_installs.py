@@ -197,6 +197,7 @@ def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str
     return subprocess.run([str(python), *args], cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_site_install_has_none_of_the_runner_extra(site_python: Path, tmp_path: Path) -> None:
     probe = ("from runner.environment import missing_runner_extra as m; "
              "print(','.join(m('torch', 'megatron.core', 'pynvml', 'rich')))")
@@ -205,6 +206,7 @@ def test_the_site_install_has_none_of_the_runner_extra(site_python: Path, tmp_pa
     assert done.stdout.strip() == "torch,megatron-core,nvidia-ml-py,rich"  # else this test would prove nothing
 
 
+@pytest.mark.slow
 def test_from_log_on_the_site_install_writes_the_figures(site_python: Path, tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_text()
@@ -216,6 +218,7 @@ def test_from_log_on_the_site_install_writes_the_figures(site_python: Path, tmp_
     assert recipe.read_text() != before and recipe.with_name(recipe.stem + ".evidence.json").is_file()
 
 
+@pytest.mark.slow
 def test_train_on_the_site_install_names_the_extra_in_one_line(site_python: Path, tmp_path: Path) -> None:
     done = _run(site_python, "-m", "runner", "train", str(ENGINE_RECIPE), "--cpu", cwd=tmp_path)
     assert done.returncode == engine_cli.EXIT_CANNOT_TRAIN, done.stderr
@@ -223,6 +226,7 @@ def test_train_on_the_site_install_names_the_extra_in_one_line(site_python: Path
     assert len(lines) == 1 and EXTRA in lines[0] and "torch and megatron-core are not installed" in lines[0]
 
 
+@pytest.mark.slow
 def test_launch_on_the_site_install_names_the_extra_not_the_hardware(site_python: Path, tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_bytes()

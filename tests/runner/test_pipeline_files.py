@@ -156,6 +156,7 @@ def test_evidence_records_provenance_and_no_absolute_path(tmp_path: Path) -> Non
     assert ev["previous"] is None  # the recipe had no evidence before
 
 
+@pytest.mark.slow
 def test_a_launch_records_its_command_relative_to_the_registry(tmp_path: Path) -> None:
     recipe = registry(tmp_path, run="python3 fixture_trainer.py --format miles --steps 20")
     done = subprocess.run([sys.executable, str(HERE / "runner_wrapper.py"), "--clock", "100000", "--", "remeasure",
@@ -172,6 +173,7 @@ def test_version() -> None:
     assert done.returncode == 0 and re.search(r"openrecipes\) \d+\.\d+", done.stdout), done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_recipe_that_already_fails_check_is_not_written_and_the_message_says_why(tmp_path: Path) -> None:
     """Never write what check rejects: a problem the recipe had before (here a placeholder in its author's name) is
     not the measurement's doing, and the message says so, but nothing is written."""

@@ -55,6 +55,7 @@ def test_more_than_ten_percent_pointwise_failures_fail() -> None:
     assert c.pointwise_failures == 3 and any("3 of 20 points" in r for r in c.reasons)
 
 
+@pytest.mark.slow
 def test_cli_json_and_write_touch_only_convergence(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_text()
@@ -110,6 +111,7 @@ def _check(root: Path) -> subprocess.CompletedProcess[str]:
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 def test_write_on_an_as_new_recipe_adds_the_evidence_and_verifies_it(tmp_path: Path) -> None:
     recipe = registry(tmp_path, run="python3 fixture_trainer.py --format miles --steps 20")
     # Under runner_wrapper's fast clock: the fixture's ~111 s steps must fit in the run's GPU-hours for check.
@@ -132,6 +134,7 @@ def test_write_on_an_as_new_recipe_adds_the_evidence_and_verifies_it(tmp_path: P
     assert checked.returncode == 0, checked.stdout
 
 
+@pytest.mark.slow
 def test_write_adds_a_check_to_correctness_without_one(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     text = recipe.read_text()
@@ -149,6 +152,7 @@ def test_write_adds_a_check_to_correctness_without_one(tmp_path: Path) -> None:
     assert _check(tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_failing_check_on_a_verified_recipe_demotes_it(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_text()

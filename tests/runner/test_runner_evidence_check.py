@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from runner_support import FIXTURES, ROOT, registry, remeasure
 
 
@@ -22,6 +23,7 @@ def measured(tmp_path: Path) -> tuple[Path, Path]:
     return recipe, recipe.with_name(recipe.stem + ".evidence.json")
 
 
+@pytest.mark.slow
 def test_a_remeasured_recipe_checks_clean_against_its_evidence(tmp_path: Path) -> None:
     measured(tmp_path)
     done = check(tmp_path)
@@ -29,6 +31,7 @@ def test_a_remeasured_recipe_checks_clean_against_its_evidence(tmp_path: Path) -
     assert "1 recipe(s) checked, no problems" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_result_edited_by_hand_disagrees_with_the_evidence(tmp_path: Path) -> None:
     recipe, _ = measured(tmp_path)
     text = recipe.read_text()
@@ -46,6 +49,7 @@ def test_a_result_edited_by_hand_disagrees_with_the_evidence(tmp_path: Path) -> 
     assert out.count("\n") == 1  # that one problem and the summary line
 
 
+@pytest.mark.slow
 def test_evidence_edited_by_hand_disagrees_with_the_result(tmp_path: Path) -> None:
     _, evidence = measured(tmp_path)
     data = json.loads(evidence.read_text())
@@ -58,6 +62,7 @@ def test_evidence_edited_by_hand_disagrees_with_the_result(tmp_path: Path) -> No
     assert "result.gpu_hours: stated 4.83 but 8 GPUs x" in out
 
 
+@pytest.mark.slow
 def test_evidence_of_another_window_or_recipe_or_unreadable(tmp_path: Path) -> None:
     recipe, evidence = measured(tmp_path)
     data = json.loads(evidence.read_text())
@@ -71,6 +76,7 @@ def test_evidence_of_another_window_or_recipe_or_unreadable(tmp_path: Path) -> N
     assert "attune-tp2-pp4-split13.evidence.json is not readable JSON" in check(tmp_path).stdout
 
 
+@pytest.mark.slow
 def test_the_check_cache_sees_an_evidence_change(tmp_path: Path) -> None:
     _, evidence = measured(tmp_path)
 

@@ -9,6 +9,8 @@ import sys
 import pytest
 from runner_support import ROOT
 
+pytestmark = pytest.mark.slow
+
 SCRIPT = ROOT / "benchmarks/runner_overhead.py"
 
 

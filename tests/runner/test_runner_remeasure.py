@@ -65,6 +65,7 @@ def test_help_documents_exit_codes() -> None:
     assert "--from-log" in out.stdout and "--accept-change" in out.stdout
 
 
+@pytest.mark.slow
 def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_diff(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     before = recipe.read_text()
@@ -173,6 +174,7 @@ def test_launch_success_writes_result_and_keeps_every_other_byte(tmp_path: Path)
         ("--mode short", cli.EXIT_BAD_LOG, "too few steps"),
     ],
 )
+@pytest.mark.slow
 def test_failed_runs_write_nothing(tmp_path: Path, extra: str, code: int, message: str) -> None:
     recipe = launch_recipe(tmp_path, extra=extra)
     before = recipe.read_bytes()
@@ -183,6 +185,8 @@ def test_failed_runs_write_nothing(tmp_path: Path, extra: str, code: int, messag
     assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["hang", "hang-detached"])
 def test_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pids = tmp_path / "pids"
@@ -198,6 +202,8 @@ def test_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None
     assert recipe.read_bytes() == before
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 @pytest.mark.parametrize("mode", ["hang", "hang-detached"])
 def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     pids = tmp_path / "pids"
@@ -218,6 +224,7 @@ def test_ctrl_c_ends_the_whole_process_group(tmp_path: Path, mode: str) -> None:
     assert recipe.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_regression_is_refused_then_accepted(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--scale 1.25")
     before = recipe.read_bytes()
@@ -242,6 +249,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
 
 
+@pytest.mark.slow
 def test_runs_takes_the_median_run(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path)
     done = timed(recipe, "--yes", "--runs", "3", "--json")
@@ -252,6 +260,7 @@ def test_runs_takes_the_median_run(tmp_path: Path) -> None:
     assert "  runs: 3\n" in recipe.read_text()
 
 
+@pytest.mark.slow
 def test_runs_of_different_speeds_write_the_median_run_and_report_their_cv(tmp_path: Path) -> None:
     count = tmp_path / "count"
     run = (f"n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\nscales=(1.1 1.0 0.95)\n"
@@ -272,6 +281,7 @@ def test_runs_of_different_speeds_write_the_median_run_and_report_their_cv(tmp_p
     assert ev["runs_cv_percent"] == pytest.approx(cv, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_json_report_keys(tmp_path: Path) -> None:
     recipe = registry(tmp_path)
     done = remeasure(recipe, "--from-log", str(FIXTURES / "miles_gemma4_31b.txt"), "--json", "--dry-run")
@@ -284,6 +294,7 @@ def test_json_report_keys(tmp_path: Path) -> None:
     assert report["dry_run"] and not report["wrote"] and report["gate"] == "within"
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_shows_step_rate_and_eta(tmp_path: Path) -> None:
     import pty
 
@@ -312,6 +323,7 @@ def test_progress_bar_on_a_terminal_shows_step_rate_and_eta(tmp_path: Path) -> N
     assert "perf/step_time" in screen  # the run's own output is streamed above the bar
 
 
+@pytest.mark.slow
 def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--sleep 0.15")
     first = subprocess.Popen(
@@ -328,6 +340,7 @@ def test_a_concurrent_remeasure_of_the_same_recipe_is_refused(tmp_path: Path) ->
     assert first.returncode == 0
 
 
+@pytest.mark.slow
 def test_preflight_refusals(tmp_path: Path) -> None:
     recipe = registry(tmp_path)  # the real reference run script
     before = recipe.read_bytes()
@@ -354,6 +367,7 @@ def test_no_terminal_and_no_yes_declines(tmp_path: Path) -> None:
     assert done.returncode == cli.EXIT_DECLINED and "pass --yes" in done.stderr
 
 
+@pytest.mark.slow
 def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path)
     before = recipe.read_bytes()
@@ -386,6 +400,7 @@ def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) ->
     assert "2 recipe(s) checked, no problems" in check.stdout
 
 
+@pytest.mark.slow
 def test_a_recipe_edited_during_the_run_is_not_overwritten(tmp_path: Path) -> None:
     recipe = launch_recipe(tmp_path, extra="--sleep 0.1")
     proc = subprocess.Popen(

@@ -16,6 +16,8 @@ from runner_support import H100_ENV, HERE, ROOT, alive, fixture_run, registry
 
 from runner import cli
 
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
 WAIT_S = 20.0
 
 

@@ -6,16 +6,21 @@ import contextlib
 import copy
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
 GOLDEN_CARD = Path(__file__).parent / "golden" / "card.txt"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright downloads no browser here
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--no-first-run"]
 BLOCKS = {"h1", "h2", "h3", "dt", "dd", "p", "pre", "li", "tr"}
 
 
@@ -87,15 +92,6 @@ def make_registry(tmp: Path, recipes: dict[str, dict] | None = None, keep_refere
     return tmp
 
 
-def committed_registry(tmp: Path) -> Path:
-    """The committed recipes, failed layouts, catalogs and schema (not the working tree others are editing)."""
-    tmp.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "archive", "HEAD", "recipes", "failed", "catalog", "schema"], cwd=ROOT,
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-    return tmp
-
-
 def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100") -> dict:
     """A measured recipe derived from the reference, with its figures kept consistent."""
     data = copy.deepcopy(reference_data())
@@ -149,6 +145,12 @@ def remeasured(registry: Path, name: str, times: int = 2) -> Path:
     return target
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @contextlib.contextmanager
 def static_server(folder: Path, port: int):  # noqa: ANN201
     """A real HTTP server over a built site folder on 127.0.0.1:port; yields its base URL once it answers."""
@@ -169,3 +171,67 @@ def static_server(folder: Path, port: int):  # noqa: ANN201
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+class Watch:
+    """Console errors, page errors, dialogs and any request that is not to the local server (which it aborts)."""
+
+    def __init__(self, base: str) -> None:
+        self.host = urlsplit(base).netloc
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.dialogs: list[str] = []
+
+    def attach(self, context, page) -> None:  # noqa: ANN001
+        def route(r) -> None:  # noqa: ANN001
+            url = urlsplit(r.request.url)
+            if url.scheme in ("http", "https", "ws", "wss") and url.netloc != self.host:
+                self.outside.append(r.request.url)
+                r.abort()
+            else:
+                r.continue_()
+
+        context.route("**/*", route)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def dialog(d) -> None:  # noqa: ANN001
+            self.dialogs.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", dialog)
+
+
+# The XSS probe: a recipe with <script>, onerror= and javascript: in every text field (test_site_safety.py, and
+# in Chromium test_site_browser.py).
+
+XSS_ID = "gemma-4-31b/h100/xss-probe"
+PAYLOAD = ('<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+           '[c](javascript:window.__xss=3) <a href="javascript:window.__xss=5">a</a>\n```\n'
+           '</div></code></pre><script>window.__xss=4</script>\n~~~\n<!-- x --> \x02wzxhzdk:0\x03 {{ 7*7 }} ')
+# Fields that must be catalog keys, enums, dates or hashes: the loader refuses anything else there.
+FIXED = {"model", "type", "instance", "status", "precision", "result", "configuration", "granularity", "method",
+         "dispatcher", "date", "measured", "rows_sha256", "parquet_sha256", "sha256"}
+URLS = {"url", "source"}
+
+
+def _poison(value, key: str | None = None):  # noqa: ANN001, ANN202
+    if isinstance(value, dict):
+        return {k: _poison(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poison(v, key) for v in value]
+    if isinstance(value, str) and key not in FIXED:
+        if key in URLS:
+            # The loader refuses a javascript: URL in most URL fields now: those get an http(s) URL that tries to
+            # break out of its attribute, followed by the payload as a note.
+            return 'https://example.org/x?"><script>window.__xss=6</script> ' + PAYLOAD
+        return PAYLOAD + value
+    return value
+
+
+def xss_recipe() -> dict:
+    data = _poison(copy.deepcopy(reference_data()))
+    data["env"] = {"XSS": PAYLOAD}
+    data["patches"] = [{"file": PAYLOAD, "description": PAYLOAD}]
+    data["author"]["url"] = 'https://example.org/x?"onmouseover="window.__xss=7'  # javascript: is refused on load
+    return data

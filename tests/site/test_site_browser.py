@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-import socket
-from pathlib import Path
-from urllib.parse import urlsplit
-
 import pytest
-from sitehelpers import GOLDEN_CARD, ROOT, make_registry, mkdocs_build, remeasured, site_project, static_server, synthetic
-from test_site_safety import XSS_ID, xss_recipe
+from sitehelpers import (
+    GOLDEN_CARD,
+    ROOT,
+    XSS_ID,
+    free_port,
+    make_registry,
+    mkdocs_build,
+    remeasured,
+    site_project,
+    static_server,
+    synthetic,
+    xss_recipe,
+)
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium "
-                                "(apt-get install chromium; CI's .ci/run installs it)")
+pytestmark = pytest.mark.browser
 REF = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13/"
 REPORTED = "llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs"  # a committed reported recipe
 ROWS = 7  # the recipes of the test site
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--no-first-run"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -40,62 +37,14 @@ def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     remeasured(registry, "remeasured")
     result = mkdocs_build(site_project(tmp, registry), tmp / "out")
     assert result.returncode == 0, result.stderr[-3000:]
-    port = _free_port()
+    port = free_port()
     with static_server(tmp / "out", port) as base:
         yield base
 
 
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield b
-        b.close()
-
-
-class Watch:
-    """Console errors, page errors, dialogs and any request that is not to the local server."""
-
-    def __init__(self, base: str) -> None:
-        self.host = urlsplit(base).netloc
-        self.errors: list[str] = []
-        self.outside: list[str] = []
-        self.dialogs: list[str] = []
-
-    def attach(self, context, page) -> None:  # noqa: ANN001
-        def route(r) -> None:  # noqa: ANN001
-            url = urlsplit(r.request.url)
-            if url.scheme in ("http", "https", "ws", "wss") and url.netloc != self.host:
-                self.outside.append(r.request.url)
-                r.abort()
-            else:
-                r.continue_()
-
-        context.route("**/*", route)
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-        def dialog(d) -> None:  # noqa: ANN001
-            self.dialogs.append(d.message)
-            d.dismiss()
-
-        page.on("dialog", dialog)
-
-
 @pytest.fixture
-def page(browser, site):  # noqa: ANN001, ANN201
-    context = browser.new_context(base_url=site)
-    pg = context.new_page()
-    watch = Watch(site)
-    watch.attach(context, pg)
-    pg.watch = watch
-    yield pg
-    context.close()
-    assert watch.errors == [], watch.errors
-    assert watch.outside == [], watch.outside
-    assert watch.dialogs == [], watch.dialogs
+def page(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site)
 
 
 def test_reference_card_reads_as_card_txt(page) -> None:  # noqa: ANN001

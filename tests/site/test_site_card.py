@@ -5,23 +5,23 @@ from __future__ import annotations
 import pytest
 from sitehelpers import GOLDEN_CARD, ROOT, card_text
 
-from generator.registry import load_registry
 from generator.site import formatting as fmt
-from generator.site import render_card, render_site
+from generator.site import render_card
 from generator.site.render import environment
 
 REFERENCE_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 
 
 @pytest.fixture(scope="module")
-def registry():
-    return load_registry(ROOT)
+def registry(committed):  # noqa: ANN001, ANN201
+    return committed
 
 
 def _reference(registry):
     return next(x for x in registry.recipes if x.id == REFERENCE_ID)
 
 
+@pytest.mark.slow
 def test_card_matches_golden_text(registry) -> None:
     html = render_card(environment(), _reference(registry), registry)
     assert card_text(html) == GOLDEN_CARD.read_text(encoding="utf-8").rstrip("\n")
@@ -34,13 +34,15 @@ def test_golden_is_the_shared_reference() -> None:
     assert GOLDEN_CARD.read_bytes() == shared.read_bytes()
 
 
+@pytest.mark.slow
 def test_author_cite_links_the_author_url(registry) -> None:
     html = render_card(environment(), _reference(registry), registry)
     assert 'ATTUNE (<a href="https://arxiv.org/abs/2610.17528" rel="nofollow noopener">cite</a>)' in html
 
 
-def test_recipe_page_embeds_the_card(registry) -> None:
-    pages = render_site(registry)
+@pytest.mark.slow
+def test_recipe_page_embeds_the_card(committed_pages) -> None:  # noqa: ANN001
+    pages = committed_pages
     page = pages[f"recipes/{REFERENCE_ID}.md"]
     assert card_text(page.content) == GOLDEN_CARD.read_text(encoding="utf-8").rstrip("\n")
     assert page.title == "Training Gemma-4-31B on H100 · TP2 PP4 DP1"
@@ -74,6 +76,7 @@ def test_unsafe_urls_do_not_become_links() -> None:
     assert fmt.safe_url("https://arxiv.org/abs/2610.17528") == "https://arxiv.org/abs/2610.17528"
 
 
+@pytest.mark.slow
 def test_renderer_does_not_import_mkdocs() -> None:
     import subprocess
     import sys
@@ -85,8 +88,9 @@ def test_renderer_does_not_import_mkdocs() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_every_page_is_markdown_with_a_title(registry) -> None:
-    pages = render_site(registry)
+@pytest.mark.slow
+def test_every_page_is_markdown_with_a_title(committed_pages) -> None:  # noqa: ANN001
+    pages = committed_pages
     for path, page in pages.items():
         if path.endswith(".md"):
             assert page.title and page.content.startswith("---\ntitle: ")

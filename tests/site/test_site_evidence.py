@@ -13,6 +13,8 @@ from generator.evidence import path_for as evidence_path
 from generator.registry import load_registry
 from generator.site import render_site
 
+pytestmark = pytest.mark.slow
+
 RID = "gemma-4-31b/h100/remeasured"
 
 

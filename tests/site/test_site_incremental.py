@@ -30,6 +30,7 @@ def _edit(path: Path, change) -> None:  # noqa: ANN001
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
+@pytest.mark.slow
 def test_memoised_render_equals_a_fresh_one_after_edits(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "reg", {FAST: synthetic(1500.5, count=16, name="fast"),
                                             SLOW: synthetic(900.25, name="slow", gpu="H200")})
@@ -123,6 +124,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_index_tables_are_off_the_search_index(built: Path) -> None:
     docs = json.loads((built / "search/search_index.json").read_text())["docs"]
     by_page: dict[str, str] = {}

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import card_text, committed_registry, make_registry, reference_data, synthetic
+from sitehelpers import card_text, make_registry, reference_data, synthetic
 
 from generator import figures
 from generator.registry import load_registry
@@ -17,13 +17,13 @@ from generator.site import render_site, views
 
 
 @pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    return load_registry(committed_registry(tmp_path_factory.mktemp("committed")))
+def registry(committed):  # noqa: ANN001, ANN201
+    return committed
 
 
 @pytest.fixture(scope="module")
-def pages(registry):  # noqa: ANN001, ANN201
-    return render_site(registry)
+def pages(committed_pages):  # noqa: ANN001, ANN201
+    return committed_pages
 
 
 def _reported(registry, model: str, gpu: str):  # noqa: ANN001, ANN202
@@ -31,6 +31,7 @@ def _reported(registry, model: str, gpu: str):  # noqa: ANN001, ANN202
                    and x.recipe.status.value == "reported"), key=lambda x: x.id)
 
 
+@pytest.mark.slow
 def test_reported_rows_link_their_source_and_filter_apart(registry, pages) -> None:  # noqa: ANN001
     table = pages["recipes.md"].content
     reported = [x for x in registry.recipes if x.recipe.status.value == "reported"]
@@ -47,6 +48,7 @@ def test_reported_rows_link_their_source_and_filter_apart(registry, pages) -> No
         assert f">{x.recipe.publication.release or ''}</td>" in row  # AutoModel's table names no release
 
 
+@pytest.mark.slow
 def test_reported_mfu_is_against_the_precisions_peak_and_says_so(registry, pages) -> None:  # noqa: ANN001
     cat = registry.catalog
     for x in registry.recipes:
@@ -69,6 +71,7 @@ def test_reported_mfu_is_against_the_precisions_peak_and_says_so(registry, pages
     assert views.recipe_figures(ref, cat).mfu_peak is None
 
 
+@pytest.mark.slow
 def test_reported_recipe_page_names_its_publication(registry, pages) -> None:  # noqa: ANN001
     reported = _reported(registry, "Llama-3-70B", "H100")
     with_release = next(x for x in reported if x.recipe.publication.release)
@@ -86,6 +89,7 @@ def _cells_adjacent(html: str) -> str:
     return re.sub(r"</(td|th)> <(td|th)", r"</\1><\2", html)
 
 
+@pytest.mark.slow
 def test_model_page_compares_layouts_across_releases_and_systems(registry, pages) -> None:  # noqa: ANN001
     page = _cells_adjacent(pages["models/llama-3-70b.md"].content)
     section = page[page.index("## Layouts across releases and systems"):page.index("## Tokens/s per GPU against")]

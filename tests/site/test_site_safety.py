@@ -2,46 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from sitehelpers import make_registry, mkdocs_build, reference_data, site_project
+from sitehelpers import XSS_ID, make_registry, mkdocs_build, site_project, xss_recipe
 
 from generator.registry import load_registry
 from generator.site import render_site
-
-XSS_ID = "gemma-4-31b/h100/xss-probe"
-PAYLOAD = ('<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
-           '[c](javascript:window.__xss=3) <a href="javascript:window.__xss=5">a</a>\n```\n'
-           '</div></code></pre><script>window.__xss=4</script>\n~~~\n<!-- x --> \x02wzxhzdk:0\x03 {{ 7*7 }} ')
-# Fields that must be catalog keys, enums, dates or hashes: the loader refuses anything else there.
-FIXED = {"model", "type", "instance", "status", "precision", "result", "configuration", "granularity", "method",
-         "dispatcher", "date", "measured", "rows_sha256", "parquet_sha256", "sha256"}
-URLS = {"url", "source"}
-
-
-def _poison(value, key: str | None = None):  # noqa: ANN001, ANN202
-    if isinstance(value, dict):
-        return {k: _poison(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_poison(v, key) for v in value]
-    if isinstance(value, str) and key not in FIXED:
-        if key in URLS:
-            # The loader refuses a javascript: URL in most URL fields now: those get an http(s) URL that tries to
-            # break out of its attribute, followed by the payload as a note.
-            return 'https://example.org/x?"><script>window.__xss=6</script> ' + PAYLOAD
-        return PAYLOAD + value
-    return value
-
-
-def xss_recipe() -> dict:
-    data = _poison(copy.deepcopy(reference_data()))
-    data["env"] = {"XSS": PAYLOAD}
-    data["patches"] = [{"file": PAYLOAD, "description": PAYLOAD}]
-    data["author"]["url"] = 'https://example.org/x?"onmouseover="window.__xss=7'  # javascript: is refused on load
-    return data
 
 
 def xss_registry(tmp: Path) -> Path:
@@ -102,6 +70,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "out"
 
 
+@pytest.mark.slow
 def test_built_site_is_inert(built: Path) -> None:
     page = built / "recipes" / XSS_ID / "index.html"
     html = page.read_text(encoding="utf-8")

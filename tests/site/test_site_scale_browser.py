@@ -10,15 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from sitehelpers import ROOT, committed_registry, mkdocs_build, site_project, static_server
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+from sitehelpers import ROOT
 
 from generator import figures
 from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import views
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 PHONE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/llama-3-70b/", "models/deepseek-v3/", "gpus/h100/",
                "gpus/gb200/", "methodology/"]
@@ -26,57 +25,28 @@ FIGURE_COLS = ("tokens", "usd", "mfu")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("scale")
-    registry = committed_registry(tmp / "reg")
-    result = mkdocs_build(site_project(tmp, registry), tmp / "out")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return registry, tmp / "out"
+def built(committed_site) -> tuple[Path, Path]:  # noqa: ANN001
+    return committed_site.registry, committed_site.out
 
 
 @pytest.fixture(scope="module")
-def registry(built: tuple[Path, Path]):  # noqa: ANN201
-    return load_registry(built[0])
+def registry(committed):  # noqa: ANN001, ANN201
+    return committed
 
 
 @pytest.fixture(scope="module")
-def site(built: tuple[Path, Path]):  # noqa: ANN201
-    with static_server(built[1], _free_port()) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield b
-        b.close()
-
-
-def _page(browser, site: str, width: int, height: int):  # noqa: ANN001, ANN202
-    context = browser.new_context(base_url=site, viewport={"width": width, "height": height})
-    pg = context.new_page()
-    pg.watch = Watch(site)
-    pg.watch.attach(context, pg)
-    return context, pg
+def site(committed_site_url: str) -> str:
+    return committed_site_url
 
 
 @pytest.fixture
-def phone(browser, site):  # noqa: ANN001, ANN201
-    context, pg = _page(browser, site, 390, 844)
-    yield pg
-    context.close()
-    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+def phone(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 390, "height": 844})
 
 
 @pytest.fixture
-def wide(browser, site):  # noqa: ANN001, ANN201
-    context, pg = _page(browser, site, 1400, 900)
-    yield pg
-    context.close()
-    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+def wide(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 1400, "height": 900})
 
 
 # Each figure cell of the rows shown, and its header, as [left, right] in the window; [] when not rendered.

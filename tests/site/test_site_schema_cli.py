@@ -8,6 +8,7 @@ import types
 import typing
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 from sitehelpers import ROOT, make_registry
 
@@ -43,16 +44,18 @@ def model_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     return out
 
 
-def test_schema_page_lists_every_model_field() -> None:
-    page = render_site(load_registry(ROOT))["schema.md"].content
+@pytest.mark.slow
+def test_schema_page_lists_every_model_field(committed_pages) -> None:  # noqa: ANN001
+    page = committed_pages["schema.md"].content
     paths = model_paths(Recipe)
     assert len(paths) > 100
     missing = [p for p in paths if f"<code>{p}</code>" not in page]
     assert not missing, missing
 
 
-def test_schema_page_has_types_and_units() -> None:
-    page = render_site(load_registry(ROOT))["schema.md"].content.replace("</td> <td", "</td><td")  # cells are space-separated
+@pytest.mark.slow
+def test_schema_page_has_types_and_units(committed_pages) -> None:  # noqa: ANN001
+    page = committed_pages["schema.md"].content.replace("</td> <td", "</td><td")  # cells are space-separated
     assert "<code>gpu.memory_gb</code></td><td>integer</td><td>yes</td><td>GB</td>" in page
     assert "<code>result.tokens_per_s_per_gpu</code></td><td>number</td><td>yes</td><td>tokens per second per GPU" in page
     assert "verified | measured | reported" in page
@@ -64,6 +67,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_new_scaffolds_a_recipe_that_is_not_publishable_until_filled_in(tmp_path: Path) -> None:
     reg = make_registry(tmp_path / "reg", keep_reference=False)
     made = _cli("new", "gemma-4-31b", "h100", "my-layout", cwd=reg)

@@ -20,6 +20,8 @@ from sitehelpers import ROOT, make_registry, synthetic
 from generator import figures
 from generator.site import formatting as fmt
 
+pytestmark = pytest.mark.slow
+
 RECIPE = "gemma-4-31b/h100/fast-dp2"
 
 

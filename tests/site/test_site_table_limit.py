@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitehelpers import ROOT, make_registry, mkdocs_build, site_project, static_server, synthetic
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+from sitehelpers import ROOT, free_port, make_registry, mkdocs_build, site_project, static_server, synthetic
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
+pytestmark = pytest.mark.browser
 N = 90  # synthetic recipes, plus the reference: more than LIMIT
 JS = (ROOT / "site_src/assets/js/table.js").read_text()
 LIMIT = int(re.search(r"LIMIT = (\d+);", JS).group(1))
@@ -28,27 +27,9 @@ def site(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     registry = make_registry(tmp / "reg", _recipes())
     result = mkdocs_build(site_project(tmp, registry), tmp / "out")
     assert result.returncode == 0, result.stderr[-3000:]
-    port = _free_port()
+    port = free_port()
     with static_server(tmp / "out", port) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield b
-        b.close()
-
-
-def _page(browser, site, js: bool = True):  # noqa: ANN001, ANN202
-    context = browser.new_context(base_url=site, java_script_enabled=js)
-    pg = context.new_page()
-    watch = Watch(site)
-    watch.attach(context, pg)
-    return context, pg, watch
 
 
 def _settled(page) -> None:  # noqa: ANN001
@@ -61,8 +42,8 @@ def _shown(page, column: str) -> list[str]:  # noqa: ANN001
                                      "els => els.map(e => e.dataset.sort || e.innerText.trim())")
 
 
-def test_limit_count_and_show_all(browser, site) -> None:  # noqa: ANN001
-    context, page, watch = _page(browser, site)
+def test_limit_count_and_show_all(new_page, site) -> None:  # noqa: ANN001
+    page = new_page(site)
     page.goto("recipes/")
     _settled(page)
     total = N + 1
@@ -84,12 +65,10 @@ def test_limit_count_and_show_all(browser, site) -> None:  # noqa: ANN001
     page.fill("[data-or-filter-text]", "r01")
     _settled(page)
     assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 10 and not button.is_visible()
-    context.close()
-    assert watch.errors == [] and watch.outside == [] and watch.dialogs == []
 
 
-def test_sort_then_filter_orders_every_match(browser, site) -> None:  # noqa: ANN001
-    context, page, watch = _page(browser, site)
+def test_sort_then_filter_orders_every_match(new_page, site) -> None:  # noqa: ANN001
+    page = new_page(site)
     page.goto("recipes/")
     _settled(page)
     data = _recipes()
@@ -111,13 +90,10 @@ def test_sort_then_filter_orders_every_match(browser, site) -> None:  # noqa: AN
     header.click()
     _settled(page)
     assert [float(x) for x in _shown(page, "Tokens/s per GPU")] == matches[::-1][:LIMIT]
-    context.close()
-    assert watch.errors == [] and watch.outside == [] and watch.dialogs == []
 
 
-def test_without_javascript_the_whole_table_shows(browser, site) -> None:  # noqa: ANN001
-    context, page, _ = _page(browser, site, js=False)
+def test_without_javascript_the_whole_table_shows(new_page, site) -> None:  # noqa: ANN001
+    page = new_page(site, java_script_enabled=False)
     page.goto("recipes/")
     assert page.locator("#or-recipes tbody tr:visible").count() == N + 1
     assert page.locator("button[data-or-show-all]").count() == 0
-    context.close()

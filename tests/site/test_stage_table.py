@@ -16,6 +16,8 @@ from generator.load import LoadedRecipe
 from generator.registry import Registry, load_registry
 from generator.site import views
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNTED = "llama-3.1-405b/b200/mb-25.09-dgx-b200-128gpu-fp8-cs"
 STATED_LAYOUT = "deepseek-v3/b200/mb-26.04.01-dgx-b200-256gpu-fp8-mx"

@@ -1,5 +1,6 @@
-"""Issue 17 in Chromium, on the committed registry (every recipe): figures in view, sorting, test hooks, the recipe
-page's hierarchy, the fixes, accessibility. Each test names the issue item it covers."""
+"""The committed registry's site (every recipe) in Chromium: figures in view, sorting, test hooks, the recipe
+page's hierarchy, your own prices and cost to train, compare, charts, URL state, accessibility. Each test names the
+item of issue 17 it covers."""
 
 from __future__ import annotations
 
@@ -7,73 +8,34 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import committed_registry, mkdocs_build, site_project, static_server
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
 
-from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import views
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 DATA_PAGES = ["", "recipes/", "models/deepseek-v3/", "models/gemma-4-31b/", "gpus/h100/", "gpus/gb200/"]
 FIGURE_COLS = ("tokens", "usd", "mfu")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("v2")
-    registry = committed_registry(tmp / "reg")
-    result = mkdocs_build(site_project(tmp, registry), tmp / "out")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return registry, tmp / "out"
+def registry(committed):  # noqa: ANN001, ANN201
+    return committed
 
 
 @pytest.fixture(scope="module")
-def registry(built: tuple[Path, Path]):  # noqa: ANN201
-    return load_registry(built[0])
-
-
-@pytest.fixture(scope="module")
-def site(built: tuple[Path, Path]):  # noqa: ANN201
-    port = _free_port()
-    with static_server(built[1], port) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield b
-        b.close()
-
-
-def _page(browser, site: str, width: int, height: int = 900, scheme: str = "light"):  # noqa: ANN001, ANN202
-    context = browser.new_context(base_url=site, viewport={"width": width, "height": height}, color_scheme=scheme)
-    pg = context.new_page()
-    watch = Watch(site)
-    watch.attach(context, pg)
-    pg.watch = watch
-    return context, pg
+def site(committed_site_url: str) -> str:
+    return committed_site_url
 
 
 @pytest.fixture
-def wide(browser, site):  # noqa: ANN001, ANN201
-    context, pg = _page(browser, site, 1400)
-    yield pg
-    context.close()
-    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+def wide(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 1400, "height": 900})
 
 
 @pytest.fixture
-def phone(browser, site):  # noqa: ANN001, ANN201
-    context, pg = _page(browser, site, 390, 844)
-    yield pg
-    context.close()
-    assert pg.watch.errors == [] and pg.watch.outside == [] and pg.watch.dialogs == [], vars(pg.watch)
+def phone(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 390, "height": 844})
 
 
 def _show_all(page) -> None:  # noqa: ANN001
@@ -341,19 +303,15 @@ def test_item2_reported_recipe_says_where_from(wide) -> None:  # noqa: ANN001
 # Item 9: fixes.
 
 @pytest.mark.parametrize(("scheme", "expected"), [("dark", "slate"), ("light", "default")])
-def test_item9_colour_scheme_follows_the_os(browser, site, scheme: str, expected: str) -> None:  # noqa: ANN001
-    context, pg = _page(browser, site, 1400, scheme=scheme)
-    try:
-        pg.goto("recipes/")
-        assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
-        assert pg.locator("form[data-md-component=palette] label:not([hidden])").first.is_visible()  # the toggle overrides it
-        # Status badges keep their contrast in either scheme (theme variables, not fixed light colours).
-        colours = pg.evaluate("""() => { const b = document.querySelector('.or-status');
-            const s = getComputedStyle(b); return [s.color, s.backgroundColor]; }""")
-        assert colours[0] != colours[1]
-    finally:
-        context.close()
-    assert pg.watch.errors == [] and pg.watch.outside == []
+def test_item9_colour_scheme_follows_the_os(new_page, site, scheme: str, expected: str) -> None:  # noqa: ANN001
+    pg = new_page(site, viewport={"width": 1400, "height": 900}, color_scheme=scheme)
+    pg.goto("recipes/")
+    assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
+    assert pg.locator("form[data-md-component=palette] label:not([hidden])").first.is_visible()  # the toggle overrides it
+    # Status badges keep their contrast in either scheme (theme variables, not fixed light colours).
+    colours = pg.evaluate("""() => { const b = document.querySelector('.or-status');
+        const s = getComputedStyle(b); return [s.color, s.backgroundColor]; }""")
+    assert colours[0] != colours[1]
 
 
 def test_item9_search_snippets_keep_label_and_value_apart(wide) -> None:  # noqa: ANN001
@@ -420,22 +378,18 @@ AXE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/deepseek-v3/", "gpus/
 
 
 @pytest.mark.parametrize(("width", "scheme"), [(1400, "light"), (390, "light"), (1400, "dark"), (390, "dark")])
-def test_item10_no_serious_or_critical_axe_violations(browser, site, width: int, scheme: str) -> None:  # noqa: ANN001
-    context, pg = _page(browser, site, width, scheme=scheme)
+def test_item10_no_serious_or_critical_axe_violations(new_page, site, width: int, scheme: str) -> None:  # noqa: ANN001
+    pg = new_page(site, viewport={"width": width, "height": 900}, color_scheme=scheme)
     found = []
-    try:
-        for url in AXE_PAGES:
-            pg.goto(url)
-            pg.wait_for_timeout(100)  # Material's and our scripts' first frame (table wrappers, the search's name)
-            pg.add_script_tag(path=str(AXE))
-            result = pg.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            assert result["testEngine"]["version"].startswith("4."), result["testEngine"]
-            found += [(url or "home", v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]])
-                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
-    finally:
-        context.close()
+    for url in AXE_PAGES:
+        pg.goto(url)
+        pg.wait_for_timeout(100)  # Material's and our scripts' first frame (table wrappers, the search's name)
+        pg.add_script_tag(path=str(AXE))
+        result = pg.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        assert result["testEngine"]["version"].startswith("4."), result["testEngine"]
+        found += [(url or "home", v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]])
+                  for v in result["violations"] if v["impact"] in ("serious", "critical")]
     assert found == [], found
-    assert pg.watch.errors == [] and pg.watch.outside == []
 
 
 # Item 7: shareable state in the URL, CSV of the rows in view.

@@ -1,0 +1,102 @@
+"""The site tests' shared set-up: the committed registry's site, built once per run and served; Chromium; pages
+that watch for errors.
+
+The committed site is the slowest thing the suite makes (a strict `mkdocs build` of every committed recipe), so one
+run builds it once: the first test process to need it builds it into the run's temp folder under a file lock, the
+others (xdist workers) wait for it and reuse it. Tests that need a registry of their own (a few synthetic recipes, an
+XSS probe) keep building theirs, small.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sitehelpers import CHROMIUM, LAUNCH_ARGS, Watch, free_port, mkdocs_build, site_project, static_server
+from suitehelpers import export_committed, file_lock, run_folder
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    registry: Path  # the committed registry (git archive HEAD) the site was built from, with the MkDocs project
+    out: Path  # `mkdocs build --strict`'s output folder
+    log: str  # what the build wrote on stderr
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every `browser` test skips, saying why, where Debian's Chromium is missing; CI (.ci/run sets
+    OPENRECIPES_REQUIRE_CHROMIUM=1) refuses to run them skipped."""
+    browser = [item for item in items if item.get_closest_marker("browser")]
+    if CHROMIUM.exists() or not browser:
+        return
+    if os.environ.get("OPENRECIPES_REQUIRE_CHROMIUM") == "1":
+        raise pytest.UsageError(f"OPENRECIPES_REQUIRE_CHROMIUM=1 but {CHROMIUM} is missing: the browser tests would "
+                                "be skipped (apt-get install chromium)")
+    skip = pytest.mark.skip(reason=f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium; "
+                                   "CI's .ci/run installs it)")
+    for item in browser:
+        item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The committed registry's site, built once per run (`mkdocs build --strict`, a real subprocess)."""
+    shared = run_folder(tmp_path_factory)
+    folder = shared / "committed-site"
+    record = folder / "build.json"
+    with file_lock(shared / "committed-site.lock"):
+        if not record.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that another process left half-done
+            registry = export_committed(folder / "reg")
+            result = mkdocs_build(site_project(folder, registry), folder / "out")
+            record.write_text(json.dumps({"returncode": result.returncode, "stderr": result.stderr}))
+        built = json.loads(record.read_text())
+    assert built["returncode"] == 0, built["stderr"][-4000:]
+    return BuiltSite(folder / "reg", folder / "out", built["stderr"])
+
+
+@pytest.fixture(scope="session")
+def committed_site_url(committed_site: BuiltSite) -> Iterator[str]:
+    """The committed site served by a real http.server on localhost (one per test process)."""
+    with static_server(committed_site.out, free_port()) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium through Playwright, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """new_page(base_url, **context options): a page in a context of its own, its Watch at `page.watch`. When the test
+    ends its contexts close, and no page may have logged an error, opened a dialog or asked another host for anything."""
+    opened: list[tuple[Any, Any]] = []
+
+    def open_page(base: str, **options: Any) -> Any:
+        context = browser.new_context(base_url=base, **options)
+        page = context.new_page()
+        page.watch = Watch(base)
+        page.watch.attach(context, page)
+        opened.append((context, page))
+        return page
+
+    yield open_page
+    for context, _ in opened:
+        context.close()
+    for _, page in opened:
+        assert page.watch.errors == [], page.watch.errors
+        assert page.watch.outside == [], page.watch.outside
+        assert page.watch.dialogs == [], page.watch.dialogs

@@ -1,0 +1,64 @@
+"""Shared by the whole suite (tests/ is on the path through tests/conftest.py): the committed registry exported from
+git, a folder every test process of one run shares, and a lock between those processes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from generator.problems import Problem
+    from generator.registry import Registry
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+# What export_committed takes from HEAD: a registry, without the working tree others may be editing.
+REGISTRY_PARTS = ("recipes", "failed", "catalog", "schema")
+
+
+def export_committed(dest: Path) -> Path:
+    """The committed recipes, failed layouts, catalogs and schema (`git archive HEAD`) extracted into dest."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", "HEAD", *REGISTRY_PARTS], cwd=ROOT, capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this run that every pytest-xdist worker sees: the workers' base temp folders share a parent."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between the processes of a run (xdist's workers), held while the block runs."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def check_registry(registry: Registry, today: dt.date | None = None) -> list[Problem]:
+    """What `python -m generator check` reports for a registry loaded (and perhaps edited) in memory: its load
+    problems, every recipe's rules and duplicate ids, without the cache or the failed-layouts files."""
+    from generator.check import check_recipe, note_id
+
+    today = today or dt.date.today()
+    problems = list(registry.problems)
+    ids: dict[str, str] = {}
+    for loaded in registry.recipes:
+        note_id(ids, loaded.id, loaded.display, problems)
+        problems.extend(check_recipe(loaded, registry.catalog, today))
+    return sorted(set(problems))
