@@ -541,7 +541,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     its own that keeps nothing."""
     state = state if state is not None else ServeState()
     memo = state.memo
-    env = state.environment()
+    env = state.environment(environment)
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
     keys: dict[str, tuple[str, ...]] = {}

@@ -78,9 +78,8 @@ class ServeState:
     page_urls: list[str] = field(default_factory=list)
     built: set[str] = field(default_factory=set)
 
-    def environment(self) -> jinja2.Environment:
+    def environment(self, make: Callable[[], jinja2.Environment]) -> jinja2.Environment:
+        """The process's template environment, made once by `make` (the renderer's; this module imports no renderer)."""
         if self.env is None:
-            from generator.site.render import environment
-
-            self.env = environment()
+            self.env = make()
         return self.env

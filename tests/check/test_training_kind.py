@@ -62,7 +62,8 @@ def test_card_and_best_layout_table_say_the_kind(tmp_path: Path) -> None:
     # The reference (an SFT run) does not state its training kind: shown as not stated, never as pre-training.
     assert reference.recipe.workload.training is None
     assert views.training_kind(reference) == "training kind not stated"
-    assert all(label != "Training" for label, _ in views.workload_rows(reference)["workload"])
+    assert [text for label, text in views.workload_rows(reference)["workload"] if label == "Training"] == [
+        "not stated: the recipe does not say whether it pre-trains or fine-tunes, so it is ranked with neither"]
 
 
 def test_the_csv_export_says_what_the_mfu_is_against(tmp_path: Path) -> None:

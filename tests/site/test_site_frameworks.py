@@ -12,8 +12,19 @@ from pathlib import Path
 
 import pytest
 import yaml
-from sitehelpers import make_registry, mkdocs_build, reference_data, remeasured, site_project, static_server, synthetic
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+from sitehelpers import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    Watch,
+    make_registry,
+    mkdocs_build,
+    reference_data,
+    remeasured,
+    site_project,
+    static_server,
+    synthetic,
+)
+from sitehelpers import free_port as _free_port
 
 from generator import figures
 from generator.registry import load_registry
@@ -77,6 +88,8 @@ def test_one_row_per_framework_fastest_first_with_formula_and_convergence(regist
     assert engine_row["href"] == "../../recipes/gemma-4-31b/h100/engine/"
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> None:
     if not CHROMIUM.exists():
         pytest.skip("Debian's Chromium is not installed at /usr/bin/chromium")

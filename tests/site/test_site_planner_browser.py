@@ -9,14 +9,24 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import committed_registry, make_registry, mkdocs_build, site_project, static_server, synthetic
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Watch, _free_port
+from sitehelpers import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    Watch,
+    make_registry,
+    mkdocs_build,
+    site_project,
+    static_server,
+    synthetic,
+)
+from sitehelpers import free_port as _free_port
 
 from generator import figures
 from generator.registry import load_registry
 from generator.site import formatting as fmt
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium")]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 
 
@@ -194,19 +204,17 @@ def test_a_typed_price_is_kept_in_this_browser(browser, small) -> None:  # noqa:
 # The decision the issue asks about, on the committed registry.
 
 @pytest.fixture(scope="module")
-def committed(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    tmp = tmp_path_factory.mktemp("plan-committed")
-    registry = committed_registry(tmp / "reg")
-    with _serve(tmp, registry) as base:
-        yield base, load_registry(registry)
+def committed_plan(committed_site, committed_site_url):  # noqa: ANN001, ANN201
+    """The run's one built committed site (tests/site/conftest.py), served, and the registry it was built from."""
+    return committed_site_url, load_registry(committed_site.registry)
 
 
-def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, committed) -> None:  # noqa: ANN001
+def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, committed_plan) -> None:  # noqa: ANN001
     """64 H100 at $2.10 per GPU-hour, 1T tokens, on Llama-3-70B's page. By hand from the Megatron-Bridge 26.04.01
     FP8 row's 1,664 tokens/s per GPU: 1e12 / 1,664 / 3,600 = 166,933 GPU-hours; x $2.10 = $350,561; / 64 / 24 =
     108.7 days. It leads its like group (FP8-CS, pre-training or, where the recipe does not state it, training kind
     not stated); no LoRA or SFT recipe is in a group that is not theirs."""
-    base, registry = committed
+    base, registry = committed_plan
     context, page = _page(browser, base)
     page.goto("models/llama-3-70b/?plan.gpu=H100&plan.n=64&p.H100=2.10&budget=1T")
     plan = _plan(page)
