@@ -3,7 +3,7 @@ once per test process (a whole-registry render takes seconds; several tests read
 
 Markers (pyproject.toml): `slow`, `browser`, `cluster`. The quick subset is `-m "not slow and not browser and not
 cluster"`; CI runs everything. Under pytest-xdist (`-n`), each worker is its own process: session fixtures here run
-once per worker (`--dist loadfile` keeps a file on one worker), and tests/site/conftest.py builds the committed site
+once per worker (the README's `--dist loadfile` keeps a file on one worker), and tests/site/conftest.py builds the committed site
 once per run under a file lock.
 """
 
