@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from sitehelpers import XSS_ID, make_registry, mkdocs_build, site_project, xss_recipe
+from sitehelpers import ROOT, XSS_ID, make_registry, mkdocs_build, site_project, xss_recipe
 
 from generator.registry import load_registry
 from generator.site import render_site
@@ -38,13 +39,26 @@ class _Audit(HTMLParser):
         if tag in ("img", "iframe", "object", "embed") and any(n == "src" and v == "x" for n, v in attrs):
             self.bad.append(f"<{tag} src=x>")
         self.in_script = tag == "script"
+        # A JSON data block (the planner's rows, chart points) may carry recipe text as data: it is never run, its
+        # <, > and & are written as \u escapes (render._json_script) so it cannot close the element, and the site's
+        # scripts put such text into the page only as text (test_site_scripts_insert_no_markup).
+        self.json_data = self.in_script and dict(attrs).get("type") == "application/json"
 
     def handle_endtag(self, tag: str) -> None:
         self.in_script = False
 
     def handle_data(self, data: str) -> None:
-        if self.in_script and "__xss" in data:
+        if not self.in_script or "__xss" not in data:
+            return
+        if not self.json_data:
             self.bad.append("script body from recipe text")
+            return
+        try:
+            json.loads(data)
+        except ValueError:
+            self.bad.append("a JSON data block that does not parse (its text escaped it)")
+        if "<" in data or ">" in data:
+            self.bad.append("recipe text with < or > unescaped in a JSON data block")
 
 
 def _audit(html: str) -> list[str]:
@@ -80,3 +94,15 @@ def test_built_site_is_inert(built: Path) -> None:
         assert _audit(other.read_text(encoding="utf-8")) == [], other
     index = (built / "search/search_index.json").read_text(encoding="utf-8")
     assert "<script>window" not in index
+
+
+def test_site_scripts_insert_no_markup() -> None:
+    """The site's own scripts build the page with DOM nodes and textContent: recipe text from a JSON data block can
+    only ever be text. No script of ours parses a string as markup or code."""
+    scripts = sorted((ROOT / "site_src/assets/js").glob("*.js"))
+    assert scripts
+    for script in scripts:
+        text = script.read_text(encoding="utf-8")
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                     "createContextualFragment", "DOMParser"):
+            assert sink not in text, (script.name, sink)
