@@ -15,6 +15,9 @@
 #                                                 measure-engine (~220 s) are its two halves, so that the engine can
 #                                                 ride with smoke: `smoke measure-engine` (~380 s), `measure-frameworks`,
 #                                                 `converge`: three calls
+#   bash benchmarks/h200_frameworks.sh converge-transformers-reference
+#                                                 the transformers reference arm alone, 100 steps (cap 300 s): what
+#                                                 `converge` cut at 70 steps; ~265 s
 #   bash benchmarks/h200_frameworks.sh converge   the 1B convergence pairs of torchtitan and the transformers loop:
 #                                                 100 steps of the markov stream, 20 warm-up, lr 1e-4, reference arm
 #                                                 (speed features off) then the recipe's arm, `runner convergence`,
@@ -156,7 +159,15 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     arm conv-1b-transformers 140 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml"
     compare conv-1b-transformers conv-1b-transformers-reference
     ;;
-  *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge)"; exit 2 ;;
+  converge-transformers-reference)  # the transformers reference arm alone, all 100 steps (call 4 of 2026-12-04):
+    # in `converge` its 190 s cap cut it at 70 steps (eager attention, foreach AdamW: 2.37 s a step on the H200, so
+    # ~240 s of steps + ~25 s start-up); compared with the recipe's arm of `converge` where that arm's log is in $W
+    arm conv-1b-transformers-reference-100 300 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml" \
+      --attention eager --no-fused-adam
+    [ -e "$W/conv-1b-transformers.log" ] && compare conv-1b-transformers conv-1b-transformers-reference-100
+    ;;
+  *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge," \
+       "converge-transformers-reference)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"
