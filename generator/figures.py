@@ -212,6 +212,23 @@ PRECISIONS: dict[str, StatedPrecision] = {
     "runs_cv_percent": StatedPrecision("CV across runs", 2),
 }
 
+def stated(figure: str, value: float) -> float:
+    """`value` as a recipe states it: rounded to the precision check requires of `figure` (a key of PRECISIONS), or to
+    two significant digits where that would round a positive figure to zero (a seconds-long run's GPU-hours). Every
+    figure derived from another is computed from the other as stated (MFU and $ per 1M from the stated tokens/s),
+    so that check, which recomputes from the recipe's text, gets what the writer wrote."""
+    return round(float(value), stated_places(figure, value))
+
+
+def stated_places(figure: str, value: float) -> int:
+    """The decimal places `figure` is written to (see :func:`stated`)."""
+    v = abs(float(value))
+    places = PRECISIONS[figure].decimals
+    if 0 < v < 10 ** -places:
+        places = 1 - math.floor(math.log10(v))
+    return max(places, PRECISIONS[figure].required_decimals(v))
+
+
 # The importers (and reprice, for a price it changes) write a recomputed $ per 1M tokens to at least 4 decimals, more
 # where the required precision asks: a figure of the registry's own, kept to the digits a reader can recompute.
 IMPORTED_USD_DECIMALS = 4
