@@ -283,6 +283,7 @@ class Measured:
     environment: dict[str, Any] | None = None  # the rank-0 node's stack, captured on the nodes (multi-node runs)
     extra: dict[str, Any] = field(default_factory=dict)  # evidence keys of a multi-node run: launcher, nodes
     gpu_hours_note: str | None = None  # what the GPU-hours count, where not GPU_HOURS_NOTE[source]
+    stated_stack: dict[str, str] = field(default_factory=dict)  # a from-log run's versions as its log prints them
 
 
 def _relative(path: Path, root: Path, outside: str) -> str:
@@ -536,7 +537,7 @@ def _from_logs(target: Target) -> Measured:
         results.append(measure.run_figures(target.recipe, target.catalog, log, allow_partial=True))
     measured = measure.measured_date(logs, given=options.measured)
     return Measured(measure.combine(target.recipe, results, measured), "from-log", None, nccl,
-                    tail(options.from_log[-1]))
+                    tail(options.from_log[-1]), stated_stack=logs[-1].stated_stack)
 
 
 def measure_runs(target: Target, out: TextIO) -> Measured:
@@ -631,8 +632,12 @@ def _warnings(m: Any) -> list[str]:
 def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], list[str]]:
     from runner import environment
 
-    if measured.source != "launch":
-        return {"captured": "from the log (the run was made elsewhere)", "nccl": measured.nccl}, []
+    if measured.source != "launch":  # nothing here describes that run; what its log printed about itself does
+        stated = measured.stated_stack
+        env = {"captured": "from the log (the run was made elsewhere)" + (": the versions the run printed" if stated
+                                                                          else ""), **stated,
+               "nccl": measured.nccl or stated.get("nccl")}
+        return env, environment.differences(target.recipe, env)
     if measured.environment is not None:  # captured on the nodes (the rank-0 node's; every node's in `nodes`)
         env = dict(measured.environment) | ({"nccl": measured.nccl} if measured.nccl else {})
         return env, environment.differences(target.recipe, env)

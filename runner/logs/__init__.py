@@ -24,6 +24,7 @@ from runner.logs.base import (
     parse_with,
     plausible_date,
     read_lines,
+    stated_stack,
     tail,
     timestamp,
 )
@@ -94,6 +95,8 @@ def parse_file(path: Path, fmt: str | None) -> ParsedLog:
                 fmt = other
     except OSError as exc:
         raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None
+    if log.steps:
+        log.stated_stack = stated_stack(read_lines(path))
     if not log.steps:
         other = sniff(read_lines(path))
         hint = f"; the log looks like the {other} format" if other and other != fmt else f" (known: {known_formats()})"
