@@ -94,11 +94,10 @@ def _places(field: str, value: Any) -> int | None:
 
 
 def rounded(field: str, value: Any) -> Any:
-    """The value as it will read back from the file."""
-    places = _places(field, value)
-    if places is None or value is None:
+    """The value as it will read back from the file (a stated figure: figures.stated, what MFU and $/1M derive from)."""
+    if value is None or _places(field, value) is None:
         return value
-    return round(float(value), places)
+    return figures.stated(field, value)
 
 
 _PLAIN_END = re.compile(r"\s+#|\s*$")
