@@ -124,7 +124,9 @@ def test_framework_recipe_is_measured_and_checks_clean(path: Path) -> None:
     assert recipe.layout.recompute.granularity.value == "none"
     assert path.with_suffix(".evidence.json").is_file()
     if rel.startswith("llama-3.2-1b/"):  # the 1B recipes' convergence pairs ran (issue 27 item 3); the 3B ones did not
-        assert recipe.status.value == "verified" and recipe.correctness.convergence.result.value == "pass"
+        # its convergence pair passes, but one run is not a figure a verified recipe rests on (check/status.py)
+        assert recipe.status.value == "measured" and recipe.correctness.convergence.result.value == "pass"
+        assert "--runs 3" in recipe.notes
         assert "benchmarks/results/h200-2026-12-04-frameworks/call3/" in recipe.correctness.convergence.note
     else:
         assert recipe.status.value == "measured" and recipe.correctness is None
