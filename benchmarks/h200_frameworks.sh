@@ -8,13 +8,17 @@
 #   bash benchmarks/h200_frameworks.sh smoke      each framework 3 steps of the tiny flavour on the GPU (torchtitan
 #                                                 compiled and eager, the transformers loop), then torchtitan's real
 #                                                 1B flavour compiled, 3 steps: ~20 s install + ~50 s + ~70 s
-#   bash benchmarks/h200_frameworks.sh measure    remeasure --yes --json of the four framework recipes (copied from
-#                                                 runner/frameworks/pending/ into recipes/ first), then the 1B engine
+#   bash benchmarks/h200_frameworks.sh measure    remeasure --yes --json of the four framework recipes (in recipes/
+#                                                 since their first measurement; the calls of 2026-12-04 copied them
+#                                                 from runner/frameworks/pending/ first), then the 1B engine
 #                                                 recipe with --runs 3; estimates below: ~540 s, of which the engine's
 #                                                 ~200 s may meet the budget: measure-frameworks (~355 s) and
 #                                                 measure-engine (~220 s) are its two halves, so that the engine can
 #                                                 ride with smoke: `smoke measure-engine` (~380 s), `measure-frameworks`,
 #                                                 `converge`: three calls
+#   bash benchmarks/h200_frameworks.sh converge-transformers-reference
+#                                                 the transformers reference arm alone, 100 steps (cap 300 s): what
+#                                                 `converge` cut at 70 steps; ~265 s
 #   bash benchmarks/h200_frameworks.sh converge   the 1B convergence pairs of torchtitan and the transformers loop:
 #                                                 100 steps of the markov stream, 20 warm-up, lr 1e-4, reference arm
 #                                                 (speed features off) then the recipe's arm, `runner convergence`,
@@ -26,7 +30,7 @@
 #   measure:  torchtitan-4k ~75 s (cap 130) | transformers-4k ~45 s (cap 100) | torchtitan-8k ~130 s (cap 200) |
 #             transformers-8k ~100 s (cap 160) | engine-sdpa-4k x3 ~200 s (cap 240)        = ~550 s + install ~20 s
 #   converge: torchtitan ref (eager, foreach AdamW) ~110 s (cap 150) | torchtitan recipe ~120 s (cap 160) |
-#             transformers ref (eager attention, foreach AdamW) ~150 s (cap 190) | transformers recipe ~100 s
+#             transformers ref (eager attention, foreach AdamW) ~265 s measured, cut at 70 steps (cap 190) | transformers recipe ~100 s
 #             (cap 140)                                                                    = ~480 s + install ~20 s
 #   If a cap or the budget cuts a step, what finished is in results.tgz and the step's rc is 124.
 #
@@ -82,15 +86,11 @@ step() {  # step NAME CAP COMMAND...: the command's output kept whole (compresse
   echo "$name rc=$? wall=$((SECONDS - s))s (cap ${t}s)"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-6}"
   pack
 }
-FW=runner/frameworks/pending
 R1E=recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml
 TT1=recipes/llama-3.2-1b/h200/torchtitan-4k.yaml
 HF1=recipes/llama-3.2-1b/h200/transformers-4k.yaml
 TT3=recipes/llama-3.2-3b/h200/torchtitan-8k.yaml
 HF3=recipes/llama-3.2-3b/h200/transformers-8k.yaml
-place() {  # the pending framework recipes where they are measured (remeasure writes them and their evidence there)
-  for r in "$TT1" "$HF1" "$TT3" "$HF3"; do [ -e "$r" ] || cp "$FW/${r#recipes/}" "$r"; done
-}
 remeasure() {  # remeasure NAME CAP RECIPE ARGS...: the runner writes the recipe and its evidence; copies kept
   local name=$1 t=$2 recipe=$3; shift 3
   TAILN=14 step "remeasure-$name" "$t" python3 -m runner remeasure "$recipe" --yes --json --timeout "$(( $(cap "$t") - 5 ))" "$@"
@@ -117,15 +117,12 @@ compare() {  # compare CANDIDATE REFERENCE: runner convergence of two arms' logs
 for stage in "${@:-smoke}"; do
   case "$stage" in
   smoke)  # seconds each: the glue on the GPU (compile included) before anything is measured
-    TAILN=4 step smoke-torchtitan 120 python3 -m runner.frameworks.torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" \
-      --tiny --steps 3
-    TAILN=4 step smoke-torchtitan-eager 90 python3 -m runner.frameworks.torchtitan \
-      "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --tiny --steps 3 --no-compile --data markov
-    TAILN=4 step smoke-transformers 90 python3 -m runner.frameworks.transformers \
-      "$FW/llama-3.2-1b/h200/transformers-4k.yaml" --tiny --steps 3
+    TAILN=4 step smoke-torchtitan 120 python3 -m runner.frameworks.torchtitan "$TT1" --tiny --steps 3
+    TAILN=4 step smoke-torchtitan-eager 90 python3 -m runner.frameworks.torchtitan "$TT1" --tiny --steps 3 --no-compile \
+      --data markov
+    TAILN=4 step smoke-transformers 90 python3 -m runner.frameworks.transformers "$HF1" --tiny --steps 3
     # the real 1B flavour, compiled, 3 steps: the measure call's first recipe, proven before it is spent
-    [ -z "${CPU_PROOF:-}" ] && TAILN=4 step smoke-torchtitan-1b 120 python3 -m runner.frameworks.torchtitan \
-      "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --steps 3
+    [ -z "${CPU_PROOF:-}" ] && TAILN=4 step smoke-torchtitan-1b 120 python3 -m runner.frameworks.torchtitan "$TT1" --steps 3
     for f in smoke-torchtitan smoke-torchtitan-eager smoke-transformers smoke-torchtitan-1b; do
       [ -e "$W/$f.log" ] || continue
       python3 -c "import sys, pathlib; from runner.logs import parse_file; l = parse_file(pathlib.Path(sys.argv[1]), None); \
@@ -134,7 +131,6 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     ;;
   measure|measure-frameworks|measure-engine)  # issue 27 item 2: the four framework recipes; the 1B engine from 3 runs
     if [ "$stage" != measure-engine ]; then
-      place
       remeasure torchtitan-4k 130 "$TT1"
       remeasure transformers-4k 100 "$HF1"
       remeasure torchtitan-8k 200 "$TT3"
@@ -147,16 +143,23 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     fi
     ;;
   converge)  # issue 27 item 3: the 1B pairs; the reference arm first (it is the one a cut-off run would lack)
-    arm conv-1b-torchtitan-reference 150 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml" --no-compile \
-      --no-fused-adam
-    arm conv-1b-torchtitan 160 torchtitan "$FW/llama-3.2-1b/h200/torchtitan-4k.yaml"
+    arm conv-1b-torchtitan-reference 150 torchtitan "$TT1" --no-compile --no-fused-adam
+    arm conv-1b-torchtitan 160 torchtitan "$TT1"
     compare conv-1b-torchtitan conv-1b-torchtitan-reference
-    arm conv-1b-transformers-reference 190 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml" \
-      --attention eager --no-fused-adam
-    arm conv-1b-transformers 140 transformers "$FW/llama-3.2-1b/h200/transformers-4k.yaml"
+    # its cap cuts this arm at ~70 steps (2.37 s a step measured, not the ~1.5 s estimated): all 100 steps do not fit
+    # beside the other three arms in one call; `converge-transformers-reference` runs them in a call of their own
+    arm conv-1b-transformers-reference 190 transformers "$HF1" --attention eager --no-fused-adam
+    arm conv-1b-transformers 140 transformers "$HF1"
     compare conv-1b-transformers conv-1b-transformers-reference
     ;;
-  *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge)"; exit 2 ;;
+  converge-transformers-reference)  # the transformers reference arm alone, all 100 steps (call 4 of 2026-12-04):
+    # in `converge` its 190 s cap cut it at 70 steps (eager attention, foreach AdamW: 2.37 s a step on the H200, so
+    # ~240 s of steps + ~25 s start-up); compared with the recipe's arm of `converge` where that arm's log is in $W
+    arm conv-1b-transformers-reference-100 300 transformers "$HF1" --attention eager --no-fused-adam
+    [ -e "$W/conv-1b-transformers.log" ] && compare conv-1b-transformers conv-1b-transformers-reference-100
+    ;;
+  *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge," \
+       "converge-transformers-reference)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"

@@ -31,7 +31,7 @@ NOISY_STEP_TIME_CV_PERCENT = 5.0
 # them stated), so one best-case run is not the figure. In effect for recipes measured from this date on: the
 # verified recipes measured before it (runs: 1) stay as they were until re-measured.
 VERIFIED_MIN_RUNS = 3
-VERIFIED_MIN_RUNS_FROM = date(2026, 12, 5)
+VERIFIED_MIN_RUNS_FROM = date(2026, 12, 4)  # the day the rule came in: earlier figures (the reference's) keep theirs
 # A run whose step times drift (last third against first third of the window) beyond this is reported.
 STEP_TIME_DRIFT_PERCENT = 5.0
 # What a passing convergence check means (Megatron-Bridge's validate_convergence; runner/convergence.py uses
@@ -211,6 +211,23 @@ PRECISIONS: dict[str, StatedPrecision] = {
     "gpu_hours": StatedPrecision("GPU-hours", 2),
     "runs_cv_percent": StatedPrecision("CV across runs", 2),
 }
+
+def stated(figure: str, value: float) -> float:
+    """`value` as a recipe states it: rounded to the precision check requires of `figure` (a key of PRECISIONS), or to
+    two significant digits where that would round a positive figure to zero (a seconds-long run's GPU-hours). Every
+    figure derived from another is computed from the other as stated (MFU and $ per 1M from the stated tokens/s),
+    so that check, which recomputes from the recipe's text, gets what the writer wrote."""
+    return round(float(value), stated_places(figure, value))
+
+
+def stated_places(figure: str, value: float) -> int:
+    """The decimal places `figure` is written to (see :func:`stated`)."""
+    v = abs(float(value))
+    places = PRECISIONS[figure].decimals
+    if 0 < v < 10 ** -places:
+        places = 1 - math.floor(math.log10(v))
+    return max(places, PRECISIONS[figure].required_decimals(v))
+
 
 # The importers (and reprice, for a price it changes) write a recomputed $ per 1M tokens to at least 4 decimals, more
 # where the required precision asks: a figure of the registry's own, kept to the digits a reader can recompute.

@@ -137,11 +137,14 @@ def run_figures(
     spans = [by_step[i].span for i in range(window[0], window[1] + 1)]
     interval = max(b - a + 1 for a, b in spans)
     instance = catalog.instances.get(recipe.gpu.instance) if recipe.gpu.instance else None
-    usd = figures.usd_per_million_tokens(instance.usd_per_hour, instance.gpu_count, tps) if instance else None
+    # $ per 1M and MFU from tokens/s as the recipe will state it: check recomputes them from the written figure, and
+    # one from the unrounded rate can round the other way (0.43745053 -> 0.4375 where the stated 22,443.8 gives 0.4374)
+    stated_tps = figures.stated("tokens_per_s_per_gpu", tps)
+    usd = figures.usd_per_million_tokens(instance.usd_per_hour, instance.gpu_count, stated_tps) if instance else None
     if recipe.gpu.instance and instance is None:
         warnings.append(f"instance {recipe.gpu.instance!r} is not in catalog/instances.yaml: no $ per 1M tokens")
     peak, _ = figures.peak_for(recipe, catalog)
-    mfu = figures.mfu(recipe.result.active_params.count, tps, peak, figures.frozen_base(recipe)) if peak else None
+    mfu = figures.mfu(recipe.result.active_params.count, stated_tps, peak, figures.frozen_base(recipe)) if peak else None
     if mfu is not None and mfu > figures.MFU_BOUND:
         raise LogError(
             f"{log.source}: an MFU of {mfu:.4f} ({tps:,.1f} tokens/s/GPU, N = {recipe.result.active_params.count:,}) is "

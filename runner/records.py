@@ -107,5 +107,6 @@ class Measured:
     environment: dict[str, Any] | None = None  # the rank-0 node's stack, captured on the nodes (multi-node runs)
     extra: dict[str, Any] = field(default_factory=dict)  # evidence keys of a multi-node run: launcher, nodes
     gpu_hours_note: str | None = None  # what the GPU-hours count, where not GPU_HOURS_NOTE[source]
+    stated_stack: dict[str, str] = field(default_factory=dict)  # a from-log run's versions as its log prints them
 
 

@@ -290,8 +290,12 @@ def _warnings(m: Any) -> list[str]:
 def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], list[str]]:
     from runner import environment
 
-    if measured.source != "launch":
-        return {"captured": "from the log (the run was made elsewhere)", "nccl": measured.nccl}, []
+    if measured.source != "launch":  # nothing here describes that run; what its log printed about itself does
+        stated = measured.stated_stack
+        env = {"captured": "from the log (the run was made elsewhere)" + (": the versions the run printed" if stated
+                                                                          else ""), **stated,
+               "nccl": measured.nccl or stated.get("nccl")}
+        return env, environment.differences(target.recipe, env)
     if measured.environment is not None:  # captured on the nodes (the rank-0 node's; every node's in `nodes`)
         env = dict(measured.environment) | ({"nccl": measured.nccl} if measured.nccl else {})
         return env, environment.differences(target.recipe, env)

@@ -16,7 +16,6 @@ import datetime as dt
 import difflib
 import io
 import json
-import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,24 +87,17 @@ def render(field: str, value: Any) -> str:
 
 
 def _places(field: str, value: Any) -> int | None:
-    """The stated decimals, or more where those would round a positive figure to zero (a seconds-long run)."""
-    places = PRECISION.get(field)
-    if places is None or value is None:
-        return places
-    v = abs(float(value))
-    if 0 < v < 10 ** -places:
-        places = 1 - math.floor(math.log10(v))  # two significant digits
-    if field in figures.PRECISIONS:  # never coarser than check requires ($/1M: 2 significant figures, 0.023)
-        places = max(places, figures.PRECISIONS[field].required_decimals(v))
-    return places
+    """The stated decimals (figures.stated_places for a stated figure; None for an integer or a date)."""
+    if field in figures.PRECISIONS and value is not None:
+        return figures.stated_places(field, value)
+    return PRECISION.get(field)
 
 
 def rounded(field: str, value: Any) -> Any:
-    """The value as it will read back from the file."""
-    places = _places(field, value)
-    if places is None or value is None:
+    """The value as it will read back from the file (a stated figure: figures.stated, what MFU and $/1M derive from)."""
+    if value is None or _places(field, value) is None:
         return value
-    return round(float(value), places)
+    return figures.stated(field, value)
 
 
 _PLAIN_END = re.compile(r"\s+#|\s*$")

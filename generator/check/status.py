@@ -8,7 +8,7 @@ from typing import Any
 
 from generator import figures
 from generator.check.context import RecipeContext
-from generator.models import Outcome, OverallOutcome, Status
+from generator.models import Outcome, OverallOutcome, Recipe, Status
 
 MEASURED_FIELDS = ("measured", "steps_per_run", "window", "window_tokens", "runs", "step_time_cv_percent")
 # Text left to fill in (`python -m generator new` writes TODO wherever only the author knows the value).
@@ -67,8 +67,26 @@ def measured(ctx: RecipeContext) -> None:
             why = " (null: its figures are placeholders until measured, e.g. by python -m runner remeasure)" \
                 if name == "measured" else ""
             ctx.bad(f"a {r.status.value} recipe needs result.{name}{why}", "result", name)
-    if r.status is Status.measured and r.correctness is not None and r.correctness.result is OverallOutcome.passed:
-        ctx.bad("the correctness evidence passes: the status should be verified", "status")
+    if r.status is Status.measured and r.correctness is not None and r.correctness.result is OverallOutcome.passed \
+            and not verified_blockers(r):
+        ctx.bad("the correctness evidence passes and the figure is the median of enough quiet, complete runs: the "
+                "status should be verified", "status")
+
+
+def verified_blockers(r: Recipe) -> list[str]:
+    """Why a recipe whose correctness passes may stay `measured`: its figure is one a verified recipe may not rest on
+    without more (fewer runs than the rule asks, a partial run, step times noisier than NOISY_STEP_TIME_CV_PERCENT:
+    a verified recipe must state that noise's cause, a measured one need not claim to know it)."""
+    res = r.result
+    out = []
+    if res.measured is not None and res.measured >= figures.VERIFIED_MIN_RUNS_FROM \
+            and (res.runs is None or res.runs < figures.VERIFIED_MIN_RUNS):
+        out.append(f"{res.runs} run(s), fewer than {figures.VERIFIED_MIN_RUNS}")
+    if getattr(res, "partial", None):
+        out.append("a partial run")
+    if res.step_time_cv_percent is not None and res.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT:
+        out.append(f"a step-time CV above {figures.NOISY_STEP_TIME_CV_PERCENT:g}%")
+    return out
 
 
 def verified(ctx: RecipeContext) -> None:

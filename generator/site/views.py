@@ -28,7 +28,8 @@ ORIGIN_PUBLISHED = "published"  # reported: figures taken from a publication
 
 STATUS_MEANING = {
     "verified": "measured, and its correctness evidence (component tests and/or a convergence check) passes",
-    "measured": "measured on real hardware; no passing correctness evidence yet",
+    "measured": "measured on real hardware; no passing correctness evidence yet, or the figure is not yet one a "
+                "verified recipe may rest on (fewer than 3 runs, a partial run, or noisy step times)",
     "reported": "figures taken from a publication, not re-measured here",
 }
 

@@ -185,10 +185,14 @@ def make_plan(
     if not n_steps:
         raise fail("result.steps_per_run", "the engine needs the number of steps to run")
 
-    gran = recompute or lay.recompute.granularity.value
-    modules = tuple(lay.recompute.modules or (("core_attn",) if gran == "selective" else ()))
-    method = lay.recompute.method.value if lay.recompute.method else None
-    num_layers = lay.recompute.num_layers
+    stated = lay.recompute  # null: the source did not say; never read as "no recompute"
+    if stated is None and recompute is None:
+        raise fail("layout.recompute", "not stated (null): the engine must know whether it recomputes activations; "
+                   "state it (granularity: none, selective or full)")
+    gran = recompute or stated.granularity.value
+    modules = tuple((stated.modules if stated else None) or (("core_attn",) if gran == "selective" else ()))
+    method = stated.method.value if stated and stated.method else None
+    num_layers = stated.num_layers if stated else None
     if gran == "full":
         method = method or "uniform"
         num_layers = num_layers or 1

@@ -42,6 +42,6 @@ def measure(target: Target, out: object = None) -> Measured:
         results.append(runs.run_figures(target.recipe, target.catalog, log, allow_partial=True))
     measured = runs.measured_date(logs, given=options.measured)
     return Measured(runs.combine(target.recipe, results, measured), "from-log", None, nccl,
-                    tail(options.from_log[-1]))
+                    tail(options.from_log[-1]), stated_stack=logs[-1].stated_stack)
 
 

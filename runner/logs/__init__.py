@@ -25,6 +25,7 @@ from runner.logs.base import (
     plausible_date,
     read_lines,
     run_bounds,
+    stated_stack,
     tail,
     timestamp,
 )
@@ -110,6 +111,8 @@ def parse_file(path: Path, fmt: str | None) -> ParsedLog:
                 fmt = other
     except OSError as exc:
         raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None
+    if log.steps:
+        log.stated_stack = stated_stack(read_lines(path))
     if not log.steps:
         other = sniff(read_lines(path))
         hint = f"; the log looks like the {other} format" if other and other != fmt else f" (known: {known_formats()})"

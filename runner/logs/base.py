@@ -60,6 +60,7 @@ class ParsedLog:
     warnings: list[str] = field(default_factory=list)
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
+    stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
 
     @property
     def shown(self) -> tuple[int, int] | None:
@@ -276,6 +277,39 @@ def read_lines(path: Path) -> Iterator[str]:
     with path.open("r", encoding="utf-8", errors="replace") as handle:
         while line := handle.readline(MAX_LINE_CHARS):
             yield line
+
+
+# The summary line a run of ours ends with: runner/frameworks/* print `openrecipes-framework {json}` (framework and
+# torch versions), the bundled engine `openrecipes-engine {json}` (its "versions" and "gpu_name").
+SUMMARY_PREFIXES = ("openrecipes-framework ", "openrecipes-engine ")
+_SUMMARY_KEYS = {"python": "python", "torch": "pytorch", "cuda": "cuda", "nccl": "nccl", "megatron_core": "megatron_core"}
+
+
+def stated_stack(lines: Iterable[str]) -> dict[str, str]:
+    """The stack a run printed about itself in its last summary line, as environment keys (framework "name version",
+    pytorch, python, cuda, nccl, megatron_core, gpu_name); {} for a log without one (any other framework's)."""
+    import json
+
+    last = None
+    for line in lines:
+        if line.startswith(SUMMARY_PREFIXES):
+            last = line
+    if last is None:
+        return {}
+    try:
+        data = json.loads(last.split(" ", 1)[1])
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    versions = data.get("versions") if isinstance(data.get("versions"), dict) else data
+    out = {key: str(versions[name]) for name, key in _SUMMARY_KEYS.items() if versions.get(name) not in (None, "")}
+    name = data.get("framework")
+    if isinstance(name, str) and data.get(name) not in (None, ""):
+        out["framework"] = f"{name} {data[name]}"
+    if isinstance(data.get("gpu_name"), str):
+        out["gpu_name"] = data["gpu_name"]
+    return out
 
 
 def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None) -> ParsedLog:

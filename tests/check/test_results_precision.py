@@ -59,26 +59,27 @@ def test_the_reference_passes_as_committed(tmp_path: Path) -> None:
 
 
 def test_evidence_figures_agree_at_the_required_precision(tmp_path: Path) -> None:
-    # The sidecar's step times give a CV of 1.0201%: 1.05 is written to 0.01 and disagrees there.
-    root = _registry(tmp_path, ENGINE_1B, "  step_time_cv_percent: 1.02\n", "  step_time_cv_percent: 1.05\n",
+    # The median run's step times in the sidecar give a CV of 5.4725%: 5.52 is written to 0.01 and disagrees there.
+    root = _registry(tmp_path, ENGINE_1B, "  step_time_cv_percent: 5.47\n", "  step_time_cv_percent: 5.52\n",
                      sidecar=True)
     (problem,) = _problems(root)
-    assert "result.step_time_cv_percent: stated 1.05 but the step times in engine-sdpa-4k.evidence.json give a CV " \
-           "of 1.0201%" in problem
+    assert "result.step_time_cv_percent: stated 5.52 but the step times in engine-sdpa-4k.evidence.json give a CV " \
+           "of 5.4725%" in problem
 
 
 def test_evidence_tokens_per_s_disagreeing_at_its_tenth(tmp_path: Path) -> None:
-    root = _registry(tmp_path, ENGINE_1B, "  tokens_per_s_per_gpu: 60876.7\n", "  tokens_per_s_per_gpu: 60876.0\n",
+    # The median run (the third of 3): 491,520 window tokens / 10.2497 s = 47,954.5550 tokens/s.
+    root = _registry(tmp_path, ENGINE_1B, "  tokens_per_s_per_gpu: 47954.6\n", "  tokens_per_s_per_gpu: 47954.0\n",
                      sidecar=True)
     found = _problems(root)
-    assert any("result.tokens_per_s_per_gpu: stated 60876.0 but engine-sdpa-4k.evidence.json gives" in p and
-               "= 60876.6783" in p for p in found), found
+    assert any("result.tokens_per_s_per_gpu: stated 47954.0 but engine-sdpa-4k.evidence.json gives" in p and
+               "= 47954.5550" in p for p in found), found
 
 
 def test_evidence_gpu_hours_coarse(tmp_path: Path) -> None:
-    # The median run took 25.78 s on 1 GPU, 0.00716 GPU-hours: 0.1 agreed with it at its own 1 decimal.
-    root = _registry(tmp_path, ENGINE_1B, "  gpu_hours: 0.0072\n", "  gpu_hours: 0.1\n", sidecar=True)
+    # The median run took 38.51 s on 1 GPU, 0.0107 GPU-hours: 0.1 agreed with it at its own 1 decimal.
+    root = _registry(tmp_path, ENGINE_1B, "  gpu_hours: 0.01\n", "  gpu_hours: 0.1\n", sidecar=True)
     found = _problems(root)
     assert any("result.gpu_hours: stated 0.1 is written to 1 decimal place; GPU-hours must be stated to at least 2"
                in p for p in found), found
-    assert any("result.gpu_hours: stated 0.1 but 1 GPUs x 25.7799 s" in p for p in found), found
+    assert any("result.gpu_hours: stated 0.1 but 1 GPUs x 38.5126 s" in p for p in found), found

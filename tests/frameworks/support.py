@@ -1,5 +1,6 @@
-"""Shared by the framework tests: the pending framework recipes, a throwaway registry whose model card is tiny, and
-where the frameworks' packages are (the shared venv has torch but neither torchtitan nor transformers)."""
+"""Shared by the framework tests: the framework recipes (measured on the H200, 2026-12-04), a throwaway registry whose
+model card is tiny, and where the frameworks' packages are (the shared venv has torch but neither torchtitan nor
+transformers)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from pathlib import Path
 
 from tests.engine.support import ROOT, TINY_CARD, make_registry
 
-PENDING = ROOT / "runner" / "frameworks" / "pending"
-RECIPES = sorted(PENDING.rglob("*.yaml"))
+PENDING = ROOT / "runner" / "frameworks" / "pending"  # where a framework recipe waits for its first measurement
+REGISTRY = ROOT / "recipes"
+FRAMEWORK_IDS = ("llama-3.2-1b/h200/torchtitan-4k", "llama-3.2-1b/h200/transformers-4k",
+                 "llama-3.2-3b/h200/torchtitan-8k", "llama-3.2-3b/h200/transformers-8k")
+RECIPES = [REGISTRY / f"{rid}.yaml" for rid in FRAMEWORK_IDS]
+# The measured figures (and what follows from them) a tiny-card copy drops: its run is a new measurement.
+MEASURED_LINES = re.compile(r"^  (usd_per_million_tokens|mfu|runs_cv_percent|gpu_hours|gpu_hours_note): .*\n", re.M)
 # Where torchtitan 0.2.2 and transformers were installed apart from the shared venv (pip install --target DIR):
 # the CPU tests that run them put DIR on the subprocesses' PYTHONPATH and are skipped without it.
 SITE_ENV = "OPENRECIPES_FRAMEWORK_SITE"
@@ -39,13 +45,26 @@ def subprocess_env() -> dict[str, str]:
             "OPENRECIPES_GPUS": "1xNVIDIA H200"}
 
 
-def tiny_registry(tmp: Path, pending: Path, *, steps: int, window: tuple[int, int], row_tokens: int = 32,
+def unmeasured(text: str) -> str:
+    """A measured recipe's text as a recipe not yet measured: placeholder tokens/s, measured null, no derived
+    figures, no correctness evidence, status measured (the runner's gate has no recorded figure to hold it to)."""
+    text = MEASURED_LINES.sub("", text)
+    for old, new in ((r"^  tokens_per_s_per_gpu: .*$", "  tokens_per_s_per_gpu: 1.0"),
+                     (r"^  step_time_cv_percent: .*$", "  step_time_cv_percent: null"),
+                     (r"^  measured: .*$", "  measured: null"), (r"^status: .*$", "status: measured")):
+        text, n = re.subn(old, new, text, count=1, flags=re.M)
+        assert n == 1, old
+    return re.sub(r"^correctness:\n(?:  .*\n)+", "", text, count=1, flags=re.M)
+
+
+def tiny_registry(tmp: Path, source: Path, *, steps: int, window: tuple[int, int], row_tokens: int = 32,
                   extra_run_args: str = "") -> Path:
-    """tmp as a registry holding the pending recipe `pending` retargeted at the tiny test card (tests/engine/
-    support.py): same framework, layout and run line, shorter rows and run; returns the recipe's path there."""
+    """tmp as a registry holding the framework recipe `source` (under recipes/), not yet measured, retargeted at the
+    tiny test card (tests/engine/support.py): same framework, layout and run line, shorter rows and run; returns the
+    recipe's path there."""
     make_registry(tmp)  # catalog with the tiny card (and a test engine recipe we leave alone)
-    rel = pending.relative_to(PENDING)
-    text = pending.read_text(encoding="utf-8")
+    rel = source.relative_to(REGISTRY)
+    text = unmeasured(source.read_text(encoding="utf-8"))
     model = next(iter(TINY_CARD))
     count = TINY_CARD[model]["active_params"]["count"]
     rows = re.search(r"global_batch: (\d+)", text)

@@ -1,4 +1,4 @@
-"""torchtitan 0.2.2 and the transformers loop end to end on CPU: the pending recipe's own `run` line, under
+"""torchtitan 0.2.2 and the transformers loop end to end on CPU: the framework recipe's own `run` line, under
 `python -m runner remeasure --dry-run`, in a registry whose model card is tiny (4 layers, hidden 64, vocabulary 128).
 
 The run trains for real (gloo, one process), the runner parses the framework's own log (torchtitan's metric lines;
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine.support import ROOT
-from tests.frameworks.support import PENDING, has_package, subprocess_env, tiny_registry
+from tests.frameworks.support import RECIPES, REGISTRY, has_package, subprocess_env, tiny_registry
 
 STEPS, WINDOW, ROW = 8, (3, 7), 32
 GLOBAL_BATCH = 8
@@ -60,7 +60,7 @@ def _assert_figures(report: dict) -> None:
 
 @pytest.mark.skipif(not (has_package("transformers") and has_package("torch")), reason="transformers not installed")
 def test_transformers_recipe_runs_and_parses_on_cpu(tmp_path: Path) -> None:
-    recipe = tiny_registry(tmp_path, PENDING / "llama-3.2-1b/h200/transformers-4k.yaml", steps=STEPS, window=WINDOW,
+    recipe = tiny_registry(tmp_path, REGISTRY / "llama-3.2-1b/h200/transformers-4k.yaml", steps=STEPS, window=WINDOW,
                            row_tokens=ROW)
     report, out = _remeasure(recipe, tmp_path)
     _assert_figures(report)
@@ -81,7 +81,7 @@ def test_transformers_recipe_runs_and_parses_on_cpu(tmp_path: Path) -> None:
 def test_torchtitan_recipe_runs_and_parses_on_cpu(tmp_path: Path) -> None:
     # --no-compile: inductor's CPU build of the model takes a minute on two shared cores (it does build: a manual run
     # of the recipe's line with compile on passed); the device's smoke stage runs the recipe's line as it is.
-    recipe = tiny_registry(tmp_path, PENDING / "llama-3.2-1b/h200/torchtitan-4k.yaml", steps=STEPS, window=WINDOW,
+    recipe = tiny_registry(tmp_path, REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml", steps=STEPS, window=WINDOW,
                            row_tokens=ROW, extra_run_args="--no-compile")
     done = _run(recipe, tmp_path)
     log = _log_of(tmp_path, recipe)
@@ -102,8 +102,24 @@ def test_torchtitan_recipe_runs_and_parses_on_cpu(tmp_path: Path) -> None:
     _assert_figures(json.loads(text if text.startswith("{") else text[text.rindex("\n{") + 1:]))
 
 
-def test_the_tiny_registry_keeps_the_pending_run_line(tmp_path: Path) -> None:
-    recipe = tiny_registry(tmp_path, PENDING / "llama-3.2-3b/h200/torchtitan-8k.yaml", steps=STEPS, window=WINDOW)
+def test_the_tiny_registry_keeps_the_run_line(tmp_path: Path) -> None:
+    recipe = tiny_registry(tmp_path, REGISTRY / "llama-3.2-3b/h200/torchtitan-8k.yaml", steps=STEPS, window=WINDOW)
     text = recipe.read_text()
     assert "python3 -m runner.frameworks.torchtitan recipes/tiny-llama-test/h200/torchtitan-8k.yaml\n" in text
     assert (ROOT / "runner" / "frameworks" / "torchtitan.py").is_file()
+
+
+@pytest.mark.parametrize("source", RECIPES, ids=lambda p: p.stem)
+def test_a_tiny_copy_is_unmeasured_but_otherwise_clean(source: Path, tmp_path: Path) -> None:
+    # The CPU runs above measure a copy as a first measurement: its only problems are the figures it lacks.
+    import datetime as dt
+
+    from generator.check import check_recipe
+    from generator.load import load_recipe
+    from generator.registry import load_catalog
+
+    recipe = tiny_registry(tmp_path, source, steps=STEPS, window=WINDOW)
+    loaded = load_recipe(recipe, f"recipes/{recipe.relative_to(tmp_path / 'recipes').as_posix()}", tmp_path / "recipes")
+    fields = {p.field for p in check_recipe(loaded, load_catalog(tmp_path), dt.date.today())}
+    assert fields == {"result.measured", "result.step_time_cv_percent"}
+    assert loaded.recipe.correctness is None and loaded.recipe.result.mfu is None

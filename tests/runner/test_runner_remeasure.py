@@ -28,10 +28,11 @@ def by_hand(times: list[float], first: int = 5, last: int = 19) -> dict[str, flo
     tps = tokens / sum(window) / GPUS
     mean = sum(window) / len(window)
     sd = (sum((t - mean) ** 2 for t in window) / (len(window) - 1)) ** 0.5
+    stated = round(tps, 1)  # $/1M and MFU follow from tokens/s as the recipe states it (check recomputes from it)
     return {
         "tokens_per_s_per_gpu": tps,
-        "usd_per_million_tokens": USD_PER_GPU_HOUR / (tps * 3600) * 1e6,
-        "mfu": 6 * N * tps / PEAK,
+        "usd_per_million_tokens": USD_PER_GPU_HOUR / (stated * 3600) * 1e6,
+        "mfu": 6 * N * stated / PEAK,
         "step_time_cv_percent": sd / mean * 100,
         "window_tokens": tokens,
     }
