@@ -158,8 +158,20 @@ print(sys.argv[1], 'steps', [s.step for s in l.steps], 'losses', [s.loss for s i
     arm conv-1b-transformers-reference-100 300 transformers "$HF1" --attention eager --no-fused-adam
     [ -e "$W/conv-1b-transformers.log" ] && compare conv-1b-transformers conv-1b-transformers-reference-100
     ;;
+  converge-engine)  # the bundled engine's 1B pair again (call 5 of 2026-12-04): the pair behind its convergence
+    # block ran on 2026-12-04 (h200-2026-12-04-conv-lr1e-4/) but only the logs' tails were kept; the same arms as
+    # benchmarks/h200_call.sh conv-lr1e-4 (reference: megatron-core's plain path, SDPA kept), raw logs kept this time
+    local_conv="--steps 100 --data markov --warmup-steps 20 --lr 1e-4"
+    plain="--no-compile --no-compiled-rope --no-triton-swiglu --cross-entropy megatron --no-wgrad-fusion --no-fused-adam
+      --no-distributed-optimizer"
+    step conv-1b-engine-reference 170 python3 -m runner.engine train "$R1E" $local_conv --attention sdpa $plain
+    gzip -kf "$W/conv-1b-engine-reference.log"
+    step conv-1b-engine 150 python3 -m runner.engine train "$R1E" $local_conv
+    gzip -kf "$W/conv-1b-engine.log"
+    compare conv-1b-engine conv-1b-engine-reference
+    ;;
   *) echo "unknown stage $stage (smoke, measure, measure-frameworks, measure-engine, converge," \
-       "converge-transformers-reference)"; exit 2 ;;
+       "converge-transformers-reference, converge-engine)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"
