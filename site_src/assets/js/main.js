@@ -34,6 +34,15 @@ export function accessibility(root) {
 }
 
 function init() {
+  try {
+    initAll();
+  } finally {
+    // The URL's view is applied: the table may paint (recipes.md.j2 hid it when the page had a query string).
+    document.documentElement.classList.remove("or-view-pending");
+  }
+}
+
+function initAll() {
   accessibility(document);
   openFoldsFor(location.hash);
   initRows(document);
