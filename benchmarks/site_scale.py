@@ -418,6 +418,7 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
                               "unfiltered_ms": applied[0] - first[0], "count": page.inner_text("[data-or-count]")})
                 page.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(300000)  # with every row in the body, a sort at 10,000 took seconds
             page.goto(f"http://127.0.0.1:{port}/recipes/")
             page.wait_for_selector("[data-or-filter-text]")
             page.wait_for_timeout(1500)

@@ -43,11 +43,13 @@ def split_row(html: str) -> tuple[str, list[str]]:
 
 def compact_rows(parts: list[tuple[str, list[str]]]) -> str:
     """Rows (as split_row gives them) as the JSON table.js reads: {"shapes": [...], "rows": [[shape, values...]]}.
-    No "<" in the text (written as \\u003c), so it cannot end the <script> element it is served in."""
+    No "<", ">" or "&" in the text (written as JSON escapes): it is served as the text of a <template> element, which
+    it can then neither end nor change. (Not a <script type="application/json">: Material's instant navigation
+    re-creates a page's scripts without their type, and so ran the data as code.)"""
     shapes: dict[str, int] = {}
     rows = [[shapes.setdefault(shape, len(shapes)), *values] for shape, values in parts]
     text = json.dumps({"shapes": list(shapes), "rows": rows}, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c")
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def expand(text: str) -> list[str]:

@@ -234,7 +234,7 @@ def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # no
     # served page carries every row's hooks (live rows and, past them, the same rows as compact JSON: rowdata), and
     # "Show all" brings them all in.
     served = wide.evaluate("async () => await (await fetch(location.href)).text()")
-    packed = re.search(r'<script type="application/json" data-or-rows="or-recipes">(.*?)</script>', served, re.S)
+    packed = re.search(r'<template data-or-rows="or-recipes">(.*?)</template>', served, re.S)
     served_rows = served + "".join(expand(packed.group(1)))
     assert set(re.findall(r'<tr[^>]* data-or-recipe="([^"]+)"', served_rows)) == ids
     _show_all(wide)

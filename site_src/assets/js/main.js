@@ -34,15 +34,6 @@ export function accessibility(root) {
 }
 
 function init() {
-  try {
-    initAll();
-  } finally {
-    // The URL's view is applied: the table may paint (recipes.md.j2 hid it when the page had a query string).
-    document.documentElement.classList.remove("or-view-pending");
-  }
-}
-
-function initAll() {
   accessibility(document);
   openFoldsFor(location.hash);
   initRows(document);
@@ -54,6 +45,10 @@ function initAll() {
   initCompareView(document);
   initCharts(document);
   initSimpleSort(document);
+  // The URL's view is applied: the table may paint (generator/site/direct.py's VIEW_PENDING hid it where the page
+  // had a query string; should a step above throw, its 8 s timer shows the table).
+  var html = document.documentElement;
+  if (html.classList.contains("or-view-pending")) html.classList.remove("or-view-pending");
 }
 
 if (typeof document$ !== "undefined" && document$.subscribe) {

@@ -90,7 +90,7 @@ export function initCsv(root) {
 }
 
 // Every table's rows, in its order (table.orRows): the rows in the body and those served as compact JSON in a
-// <script data-or-rows> (past the first 500: _macros.j2, packedRows). Rows out of view wait, hidden, in a second body that is
+// <template data-or-rows> (past the first 500: _macros.j2, packedRows). Rows out of view wait, hidden, in a second body that is
 // itself hidden (table.orStash): still in the document, so that every row's hooks (data-or-recipe, ...) can be
 // read there. Above DETACH rows they leave the document instead (table.orRows still lists them; "Show all" puts
 // every row in view): at 10,000 rows in the document, hidden or not, a keystroke or a reprice cost 100-500 ms of
@@ -127,9 +127,9 @@ export function initRows(root) {
     if (table.orRows) return;
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
-    var inert = root.querySelector('script[data-or-rows="' + table.id + '"]');
+    var inert = root.querySelector('template[data-or-rows="' + table.id + '"]');
     if (inert) {
-      rows = rows.concat(packedRows(inert.textContent));
+      rows = rows.concat(packedRows(inert.content.textContent));
       inert.remove();
     }
     rows.forEach(function (row, i) { row.orIdx = i; });  // its place as served: columnRanks' index
