@@ -25,6 +25,7 @@ PAGES = {
     "home": "",
     "recipes": "recipes/",
     "recipes-budget": "recipes/?budget=1T&training=lora",
+    "recipes-shared": "recipes/?gpu_type=H100&text=fp8&sort=usd&dir=asc",  # a shared link's view
     "recipe": f"recipes/{REF_ID}/",
     "recipe-priced": f"recipes/{REF_ID}/?{PLAN}",
     "model": "models/llama-3-70b/",
@@ -50,7 +51,7 @@ def _compare_ids(page) -> list[str]:  # noqa: ANN001
     return page.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "rs => rs.slice(0, 3).map(r => r.dataset.orRecipe)")
 
 
-def shoot(site: Path, out: Path) -> list[str]:
+def shoot(site: Path, out: Path, only: list[str] | None = None) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
@@ -67,6 +68,7 @@ def shoot(site: Path, out: Path) -> list[str]:
                                               viewport={"width": width, "height": height})
                 page = context.new_page()
                 pages = dict(PAGES, compare="compare/?ids=" + ",".join(_compare_ids(page)))
+                pages = {k: v for k, v in pages.items() if not only or k in only}
                 for name, url in pages.items():
                     page.goto(url)
                     page.wait_for_load_state("networkidle")
@@ -91,8 +93,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help=f"only these shots, of: {', '.join(PAGES)}, compare")
     args = parser.parse_args()
-    print("\n".join(shoot(args.site, args.out)))
+    print("\n".join(shoot(args.site, args.out, args.only)))
     return 0
 
 

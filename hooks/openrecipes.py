@@ -162,3 +162,9 @@ def _search_complete(config):  # noqa: ANN001, ANN202
 
 
 on_post_build = _priority(100)(_search_complete)  # before search writes its index
+
+
+def on_post_page(output, page, config):  # noqa: ANN001, ANN201
+    from generator.site.direct import hold_view_until_applied
+
+    return hold_view_until_applied(output) if page.file.src_uri in _state().direct else output

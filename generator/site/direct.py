@@ -80,3 +80,20 @@ def to_html(markdown: str) -> DirectHtml:
 
 def search_view(html: str) -> str:
     return _EXCLUDED.sub("", html)
+
+
+# A shared link's view before its first paint: on a page with a recipes table and a query string, the table's rows
+# and count stay invisible (openrecipes.css: .or-view-pending) until site_src/assets/js has applied the URL's
+# filters, sort and prices (main.js removes the class; after 8 s this script does, should the module never run).
+# In <head>, not in the page: a script in the content delayed Material's instant navigation's page set-up. The
+# page script runs after the whole document is parsed, and Chromium paints a long document's first rows before.
+VIEW_PENDING = ('<script>(function(){if(location.search.length<2)return;var e=document.documentElement;'
+                'e.classList.add("or-view-pending");setTimeout(function(){e.classList.remove("or-view-pending")},8000)})()'
+                '</script>')
+
+
+def hold_view_until_applied(output: str) -> str:
+    """A built page with VIEW_PENDING at the end of its <head>, where it has a recipes table."""
+    if 'class="or-sortable"' not in output or "</head>" not in output:
+        return output
+    return output.replace("</head>", VIEW_PENDING + "</head>", 1)

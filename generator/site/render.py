@@ -30,6 +30,7 @@ from generator.site import evidence as evidence_view
 from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml
+from generator.site.rowdata import compact_rows, split_row
 from generator.site.serve import Memo, ServeState
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -238,8 +239,12 @@ class _Render:
         template = self.env.get_template("recipe_row.html.j2")
         html = [self.memo.get(("row_html", self.keys[loaded.id], page, *flags.values()),
                           lambda row=row: Markup(template.render(row=row, **flags))) for loaded, row in pairs]
+        # Past LIVE_ROWS, the rows go as compact JSON (rowdata), each row split once.
+        parts = [self.memo.get(("row_parts", self.keys[loaded.id], page, *flags.values()), lambda h=h: split_row(h))
+                 for (loaded, _), h in zip(pairs[LIVE_ROWS:], html[LIVE_ROWS:], strict=True)]
         prices = views.gpu_prices(self.registry.catalog, [loaded.recipe.gpu.type for loaded, _ in pairs])
-        return {"id": table_id, "rows_html": html, "count": len(html), "sorted_by": "measured" if ordered else "tokens",
+        return {"id": table_id, "rows_html": html[:LIVE_ROWS], "rows_json": Markup(compact_rows(parts)) if parts else "",
+                "count": len(html), "sorted_by": "measured" if ordered else "tokens",
                 "prices": prices, "plan_gpus": self.plan_gpus(), "compare_href": views.href(page, "compare.md"),
                 "live": LIVE_ROWS,
                 "partial": len(html) > ALL_ROWS_UP_TO, **flags}
@@ -252,7 +257,7 @@ def _dense(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], key: str) -> bool:
     return bool(pairs) and sum(bool(row[key]) for _, row in pairs) * SPARSE >= len(pairs)
 
 
-# A recipes table serves its first LIVE_ROWS rows live, the rest inert in a <template>; one without filters shows
+# A recipes table serves its first LIVE_ROWS rows live, the rest as compact JSON (rowdata); one without filters shows
 # every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (site_src/assets/js's LIVE and BIG).
 LIVE_ROWS = 500
 ALL_ROWS_UP_TO = 1000

@@ -11,6 +11,7 @@ import pytest
 
 from generator.site import formatting as fmt
 from generator.site import views
+from generator.site.rowdata import expand
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
@@ -230,9 +231,12 @@ def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # no
     ids = {x.id for x in registry.recipes}
     wide.goto("recipes/")
     # A table of more than 1,000 rows keeps the rows out of view out of the document (openrecipes.js DETACH): the
-    # served page carries every row's hooks (live rows and the inert <template>), and "Show all" brings them all in.
+    # served page carries every row's hooks (live rows and, past them, the same rows as compact JSON: rowdata), and
+    # "Show all" brings them all in.
     served = wide.evaluate("async () => await (await fetch(location.href)).text()")
-    assert set(re.findall(r'<tr[^>]* data-or-recipe="([^"]+)"', served)) == ids
+    packed = re.search(r'<template data-or-rows="or-recipes">(.*?)</template>', served, re.S)
+    served_rows = served + "".join(expand(packed.group(1)))
+    assert set(re.findall(r'<tr[^>]* data-or-recipe="([^"]+)"', served_rows)) == ids
     _show_all(wide)
     rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", """els => els.map(r => [r.dataset.orRecipe,
         ['tokens', 'usd', 'mfu'].map(c => r.querySelectorAll(`td[data-or-col="${c}"]`).length)])""")

@@ -45,6 +45,10 @@ function init() {
   initCompareView(document);
   initCharts(document);
   initSimpleSort(document);
+  // The URL's view is applied: the table may paint (generator/site/direct.py's VIEW_PENDING hid it where the page
+  // had a query string; should a step above throw, its 8 s timer shows the table).
+  var html = document.documentElement;
+  if (html.classList.contains("or-view-pending")) html.classList.remove("or-view-pending");
 }
 
 if (typeof document$ !== "undefined" && document$.subscribe) {
