@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -235,3 +236,14 @@ def xss_recipe() -> dict:
     data["patches"] = [{"file": PAYLOAD, "description": PAYLOAD}]
     data["author"]["url"] = 'https://example.org/x?"onmouseover="window.__xss=7'  # javascript: is refused on load
     return data
+
+
+_PACKED_ROWS = re.compile(r'<template data-or-rows="[^"]*">(.*?)</template>', re.S)
+
+
+def with_packed_rows(page: str) -> str:
+    """A rendered page with the rows it serves as compact JSON (generator/site/rowdata.py, past a long table's first
+    LIVE_ROWS) written out as HTML after it: what a test that counts rows or cells of the whole table reads."""
+    from generator.site.rowdata import expand
+
+    return page + "".join("".join(expand(m.group(1))) for m in _PACKED_ROWS.finditer(page))
