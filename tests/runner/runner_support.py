@@ -62,3 +62,21 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return "\nState:\tZ" not in state
+
+REAL_LOGS = HERE / "real_logs"  # logs from public repositories, each with its <name>.source.md
+
+
+def log_recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int], steps: int | None):  # noqa: ANN201
+    """The reference recipe restated as the run behind a real log: its workload, GPU count, window and
+    steps_per_run, and N of a 125M model (those runs' models are not the reference's 30.7B and their MFU is not
+    under test; at 30.7B a 1B run's tokens/s would give an MFU above generator.figures.MFU_BOUND and be refused)."""
+    from generator.load import load_recipe
+
+    base = load_recipe(REFERENCE).recipe
+    return base.model_copy(update={
+        "workload": base.workload.model_copy(update={"global_batch": global_batch, "row_tokens": row_tokens}),
+        "gpu": base.gpu.model_copy(update={"count": gpus, "per_node": None, "instance": None}),
+        "result": base.result.model_copy(update={"window": list(window), "steps_per_run": steps,
+                                                 "active_params": base.result.active_params.model_copy(
+                                                     update={"count": 125_000_000})}),
+    })

@@ -4,36 +4,14 @@ computed by hand below, as a complete or a partial run, or is refused with a rea
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE, ROOT
+from runner_support import REAL_LOGS as LOGS
+from runner_support import log_recipe as recipe
 
 from generator.catalog import Catalog
-from generator.load import load_recipe
-from generator.models import Recipe
-from generator.registry import load_catalog
 from runner import measure
 from runner.logs import LogError, parse_file
-
-LOGS = Path(__file__).resolve().parent / "real_logs"
-
-
-def recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int], steps: int | None) -> Recipe:
-    """The reference recipe restated as the run behind a log (N of a 125M model: the MFU is not under test)."""
-    base = load_recipe(REFERENCE).recipe
-    return base.model_copy(update={
-        "workload": base.workload.model_copy(update={"global_batch": global_batch, "row_tokens": row_tokens}),
-        "gpu": base.gpu.model_copy(update={"count": gpus, "per_node": None, "instance": None}),
-        "result": base.result.model_copy(update={"window": list(window), "steps_per_run": steps,
-                                                 "active_params": base.result.active_params.model_copy(
-                                                     update={"count": 125_000_000})}),
-    })
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(ROOT)
 
 
 def test_corpus_has_at_least_fourteen_logs_each_with_its_source() -> None:

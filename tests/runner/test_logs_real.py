@@ -4,47 +4,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE, ROOT
+from runner_support import REAL_LOGS as LOGS
+from runner_support import log_recipe as recipe
 
 from generator.catalog import Catalog
-from generator.load import load_recipe
-from generator.models import Recipe
-from generator.registry import load_catalog
 from runner import measure
 from runner.logs import LogError, check_steps, format_for, parse_file, plausible_date
-
-LOGS = Path(__file__).resolve().parent / "real_logs"
-
-
-def recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int], steps: int | None) -> Recipe:
-    """The reference recipe with the workload, GPU count, window and steps_per_run of the run behind a log."""
-    base = load_recipe(REFERENCE).recipe
-    return base.model_copy(update={
-        "workload": base.workload.model_copy(update={"global_batch": global_batch, "row_tokens": row_tokens}),
-        "gpu": base.gpu.model_copy(update={"count": gpus, "per_node": None, "instance": None}),
-        # N of a 125M model: these runs' models are not the reference's 30.7B, and their MFU is not under test
-        # (at 30.7B, a 1B run's tokens/s would give an MFU above generator.figures.MFU_BOUND and be refused).
-        "result": base.result.model_copy(update={"window": list(window), "steps_per_run": steps,
-                                                 "active_params": base.result.active_params.model_copy(
-                                                     update={"count": 125_000_000})}),
-    })
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(ROOT)
-
-
-def test_every_log_has_its_source() -> None:
-    logs = sorted(LOGS.glob("*.log"))
-    assert len(logs) >= 8
-    for log in logs:
-        source = log.with_suffix(".source.md").read_text(encoding="utf-8")
-        assert "Repository" in source and "Lines" in source and "Licence" in source, log.name
-
 
 # --- Megatron-LM, --log-interval 20, a README that elides a stretch of the run ---------------------------------
 # SeunghyunSEO/Megatron-LM moe_exp/README.md: lines at iterations 20..140, a blank line, then 1040..1140.

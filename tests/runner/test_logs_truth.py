@@ -4,39 +4,21 @@ no training step, an interrupted end is a failure, a stated total is read, an im
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE, ROOT
+from runner_support import REAL_LOGS as LOGS
+from runner_support import log_recipe as recipe
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.load import load_recipe
-from generator.models import Recipe
-from generator.registry import load_catalog
 from runner import measure
 from runner.logs import LogError, parse_file, parse_lines
 
-LOGS = Path(__file__).resolve().parent / "real_logs"
 PP16 = LOGS / "torchtitan_pp16_placeholder_loss.log"
 
 
-def recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int], steps: int | None) -> Recipe:
-    base = load_recipe(REFERENCE).recipe
-    return base.model_copy(update={
-        "workload": base.workload.model_copy(update={"global_batch": global_batch, "row_tokens": row_tokens}),
-        "gpu": base.gpu.model_copy(update={"count": gpus, "per_node": None, "instance": None}),
-        # N of a 125M model: these runs' models are not the reference's 30.7B, and their MFU is not under test
-        # (at 30.7B, a 1B run's tokens/s would give an MFU above generator.figures.MFU_BOUND and be refused).
-        "result": base.result.model_copy(update={"window": list(window), "steps_per_run": steps,
-                                                 "active_params": base.result.active_params.model_copy(
-                                                     update={"count": 125_000_000})}),
-    })
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(ROOT)
 
 
 def test_torchtitan_pipeline_placeholder_loss_is_no_loss_and_the_stated_run_is_read(catalog: Catalog) -> None:
