@@ -120,6 +120,15 @@ class Stated(float):
         return stated
 
 
+def catalog_gap(catalog: Catalog, model: str, gpu: str) -> str | None:
+    """Why a row cannot become a recipe here, or None: its model needs an architecture card (its figures are
+    recomputed from it) and its GPU type must be in the catalog. The skip reason an importer reports for it."""
+    card = catalog.models.get(model)
+    if card is None or card.architecture is None:
+        return f"model {model} has no architecture card in the catalog"
+    return None if gpu in catalog.gpus else f"GPU {gpu} not in the catalog"
+
+
 def imported_result(card: ModelCard, tokens_per_s_per_gpu: float, mfu_note: str | None = None,
                     params_stated_by: tuple[str, str | None] | None = None, **published: Any) -> dict[str, Any]:
     """An imported recipe's `result`: the published tokens/s per GPU; $/1M and MFU left for `derive_figures`; N

@@ -23,7 +23,15 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.importers.base import (
+    Document,
+    Parsed,
+    Skip,
+    Source,
+    catalog_gap,
+    derive_figures,
+    imported_result,
+)
 
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
@@ -296,10 +304,7 @@ class Nemo(Source):
         return parse(text)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        card = catalog.models.get(row.model)
-        if card is None or card.architecture is None:
-            return f"model {row.model} has no architecture card in the catalog"
-        return None if SYSTEMS[row.system] in catalog.gpus else f"GPU {SYSTEMS[row.system]} not in the catalog"
+        return catalog_gap(catalog, row.model, SYSTEMS[row.system])
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system].lower() / f"{row.key()}.yaml"

@@ -18,7 +18,15 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.importers.base import (
+    Document,
+    Parsed,
+    Skip,
+    Source,
+    catalog_gap,
+    derive_figures,
+    imported_result,
+)
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -453,12 +461,7 @@ class Torchtitan(Source):
         return parse(text)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        card = catalog.models.get(row.model)
-        if card is None or card.architecture is None:
-            return f"model {row.model} has no architecture card in the catalog"
-        if row.setup.gpu not in catalog.gpus:
-            return f"GPU {row.setup.gpu} not in the catalog"
-        return None
+        return catalog_gap(catalog, row.model, row.setup.gpu)
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return root / "recipes" / catalog.model_slugs[row.model] / row.setup.gpu.lower() / f"{row.key()}.yaml"
