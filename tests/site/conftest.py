@@ -100,3 +100,25 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         assert page.watch.errors == [], page.watch.errors
         assert page.watch.outside == [], page.watch.outside
         assert page.watch.dialogs == [], page.watch.dialogs
+
+
+# The committed registry and its one built site, for the browser tests that read them (a module that defines its
+# own `registry`, `site`, `wide` or `phone` uses its own).
+@pytest.fixture(scope="module")
+def registry(committed):  # noqa: ANN001, ANN201
+    return committed
+
+
+@pytest.fixture(scope="module")
+def site(committed_site_url: str) -> str:
+    return committed_site_url
+
+
+@pytest.fixture
+def wide(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 1400, "height": 900})
+
+
+@pytest.fixture
+def phone(new_page, site):  # noqa: ANN001, ANN201
+    return new_page(site, viewport={"width": 390, "height": 844})

@@ -93,9 +93,17 @@ def make_registry(tmp: Path, recipes: dict[str, dict] | None = None, keep_refere
     return tmp
 
 
-def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100") -> dict:
-    """A measured recipe derived from the reference, with its figures kept consistent."""
+def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100", training: str | None = None,
+              precision: str | None = None) -> dict:
+    """A measured recipe derived from the reference, with its figures kept consistent; `training` states its
+    training kind (None: not stated, as the reference), `precision` replaces the reference's bf16."""
     data = copy.deepcopy(reference_data())
+    if training is None:
+        data["workload"].pop("training", None)
+    else:
+        data["workload"]["training"] = training
+    if precision is not None:
+        data["workload"]["precision"] = precision
     data["status"] = "measured"
     data["correctness"] = None
     data["gpu"]["count"] = count

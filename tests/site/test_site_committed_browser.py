@@ -19,26 +19,6 @@ DATA_PAGES = ["", "recipes/", "models/deepseek-v3/", "models/gemma-4-31b/", "gpu
 FIGURE_COLS = ("tokens", "usd", "mfu")
 
 
-@pytest.fixture(scope="module")
-def registry(committed):  # noqa: ANN001, ANN201
-    return committed
-
-
-@pytest.fixture(scope="module")
-def site(committed_site_url: str) -> str:
-    return committed_site_url
-
-
-@pytest.fixture
-def wide(new_page, site):  # noqa: ANN001, ANN201
-    return new_page(site, viewport={"width": 1400, "height": 900})
-
-
-@pytest.fixture
-def phone(new_page, site):  # noqa: ANN001, ANN201
-    return new_page(site, viewport={"width": 390, "height": 844})
-
-
 def _show_all(page) -> None:  # noqa: ANN001
     button = page.locator("button[data-or-show-all]")
     if button.count() and button.is_visible():

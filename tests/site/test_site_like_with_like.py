@@ -13,24 +13,13 @@ from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
 
-
-def _recipe(tokens: float, name: str, training: str | None, precision: str = "bf16", count: int = 8) -> dict:
-    data = synthetic(tokens, count=count, name=name)
-    if training is None:
-        data["workload"].pop("training", None)
-    else:
-        data["workload"]["training"] = training
-    data["workload"]["precision"] = precision
-    return data
-
-
 # On 8 H100: a LoRA run far faster than the pre-training runs, an SFT run, and the reference (no training kind).
 RECIPES = {
-    "gemma-4-31b/h100/pre-bf16": _recipe(900.0, "pre-bf16", "pre-training"),
-    "gemma-4-31b/h100/pre-bf16-slow": _recipe(700.0, "pre-bf16-slow", "pre-training"),
-    "gemma-4-31b/h100/pre-fp8": _recipe(1200.0, "pre-fp8", "pre-training", precision="fp8-cs"),
-    "gemma-4-31b/h100/lora-bf16": _recipe(5000.0, "lora-bf16", "lora"),
-    "gemma-4-31b/h100/sft-bf16": _recipe(950.0, "sft-bf16", "sft"),
+    "gemma-4-31b/h100/pre-bf16": synthetic(900.0, name="pre-bf16", training="pre-training"),
+    "gemma-4-31b/h100/pre-bf16-slow": synthetic(700.0, name="pre-bf16-slow", training="pre-training"),
+    "gemma-4-31b/h100/pre-fp8": synthetic(1200.0, name="pre-fp8", training="pre-training", precision="fp8-cs"),
+    "gemma-4-31b/h100/lora-bf16": synthetic(5000.0, name="lora-bf16", training="lora"),
+    "gemma-4-31b/h100/sft-bf16": synthetic(950.0, name="sft-bf16", training="sft"),
 }
 
 

@@ -30,23 +30,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 
 
-def _recipe(tokens: float, name: str, training: str | None, count: int, precision: str = "bf16") -> dict:
-    data = synthetic(tokens, count=count, name=name)
-    if training is None:
-        data["workload"].pop("training", None)
-    else:
-        data["workload"]["training"] = training
-    data["workload"]["precision"] = precision
-    return data
 
 
 # On H100: pre-training at 64 and 16 GPUs, a LoRA run faster than both, one that needs 128 GPUs (does not fit 64).
 SMALL = {
-    "gemma-4-31b/h100/pre-64": _recipe(1000.0, "pre-64", "pre-training", 64),
-    "gemma-4-31b/h100/pre-16": _recipe(1100.0, "pre-16", "pre-training", 16),
-    "gemma-4-31b/h100/pre-128": _recipe(1500.0, "pre-128", "pre-training", 128),
-    "gemma-4-31b/h100/lora-8": _recipe(2643.0, "lora-8", "lora", 8),
-    "gemma-4-31b/h100/fp8-64": _recipe(1400.0, "fp8-64", "pre-training", 64, precision="fp8-cs"),
+    "gemma-4-31b/h100/pre-64": synthetic(1000.0, name="pre-64", training="pre-training", count=64),
+    "gemma-4-31b/h100/pre-16": synthetic(1100.0, name="pre-16", training="pre-training", count=16),
+    "gemma-4-31b/h100/pre-128": synthetic(1500.0, name="pre-128", training="pre-training", count=128),
+    "gemma-4-31b/h100/lora-8": synthetic(2643.0, name="lora-8", training="lora", count=8),
+    "gemma-4-31b/h100/fp8-64": synthetic(1400.0, name="fp8-64", training="pre-training", count=64, precision="fp8-cs"),
 }
 
 

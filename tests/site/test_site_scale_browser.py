@@ -29,26 +29,6 @@ def built(committed_site) -> tuple[Path, Path]:  # noqa: ANN001
     return committed_site.registry, committed_site.out
 
 
-@pytest.fixture(scope="module")
-def registry(committed):  # noqa: ANN001, ANN201
-    return committed
-
-
-@pytest.fixture(scope="module")
-def site(committed_site_url: str) -> str:
-    return committed_site_url
-
-
-@pytest.fixture
-def phone(new_page, site):  # noqa: ANN001, ANN201
-    return new_page(site, viewport={"width": 390, "height": 844})
-
-
-@pytest.fixture
-def wide(new_page, site):  # noqa: ANN001, ANN201
-    return new_page(site, viewport={"width": 1400, "height": 900})
-
-
 # Each figure cell of the rows shown, and its header, as [left, right] in the window; [] when not rendered.
 FIGURE_BOXES = """(cols) => [...document.querySelectorAll('table.or-sortable, table.or-best')].map(t => {
     const box = (el) => { const r = el.getBoundingClientRect();
