@@ -148,6 +148,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def static_server(site: Path) -> tuple[subprocess.Popen, int]:
+    """A `python -m http.server` on a free loopback port serving a built site, given half a second to listen; the
+    caller terminates it."""
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
+                               str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return server, port
+
+
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=60) as r:  # the server answers after a rebuild in progress
         return r.read().decode("utf-8", "replace")
@@ -312,11 +322,8 @@ def keystroke_ms(site: Path, reprice: bool = False, keystrokes: list | None = No
         return None
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
-                               str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = static_server(site)
     try:
-        time.sleep(0.5)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -398,12 +405,9 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
         return None
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
-                               str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = static_server(site)
     loads = []
     try:
-        time.sleep(0.5)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
             for _ in range(URL_VIEW_LOADS):

@@ -13,11 +13,10 @@ shot it prints whether the page scrolls sideways (document wider than the window
 from __future__ import annotations
 
 import argparse
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from site_scale import static_server  # benchmarks/: the static server of site_scale.py
 
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
 PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.10&budget=1T"
@@ -39,12 +38,6 @@ PAGES = {
 WIDTHS = {1400: 900, 390: 844}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _compare_ids(page) -> list[str]:  # noqa: ANN001
     """Three recipes of the all-recipes table, as a user would tick them (the first rows shown)."""
     page.goto("recipes/")
@@ -55,12 +48,9 @@ def shoot(site: Path, out: Path, only: list[str] | None = None) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory",
-                               str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = static_server(site)
     lines = []
     try:
-        time.sleep(0.5)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
             for width, height in WIDTHS.items():
