@@ -350,13 +350,14 @@ def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
     gpu_token = re.compile(rf"(?<![A-Za-z]){re.escape(gpu)}(?![0-9])", re.I)
 
     def platform(c: Config) -> str:
-        m = re.match(r"config_(.+?)_\d+x\d+x", c.path.rsplit("/", 1)[1])
-        return m.group(1).lower() if m else ""
+        """config_<platform>_<nodes>x<gpus>x...sh or config_<platform>.sh -> platform."""
+        name = c.path.rsplit("/", 1)[1].removeprefix("config_").removesuffix(".sh")
+        return re.split(r"_\d+x\d+x", name, maxsplit=1)[0].lower()
 
     return [("the implementation folder named as the system",
              lambda impl, c: impl == system or impl.startswith(system + "_") or system.startswith(impl + "_")),
             ("the config named for the system's platform",
-             lambda impl, c: bool(platform(c)) and system.lower().startswith(platform(c))),
+             lambda impl, c: bool(platform(c)) and platform(c) in system.lower()),
             (f"the config named for {gpu}", lambda impl, c: bool(gpu_token.search(c.path.rsplit("/", 1)[1])))]
 
 
