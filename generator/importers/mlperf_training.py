@@ -223,9 +223,12 @@ def read_config(path: Path, seen: frozenset[Path] = frozenset()) -> dict[str, st
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         sourced = _SOURCE.match(line)
         if sourced:
-            other = path.parent / sourced.group(1)
-            if other.is_file() and other not in seen:
-                values.update(read_config(other, seen | {path}))
+            # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh).
+            for other in (path.parent / sourced.group(1), path.parent / "configs" / sourced.group(1),
+                          path.parent.parent / sourced.group(1)):
+                if other.is_file() and other not in seen:
+                    values.update(read_config(other, seen | {path}))
+                    break
             continue
         m = _ASSIGN.match(line)
         if m:
@@ -263,9 +266,12 @@ class Config:
     precision_source: str
     seq: int | None = None  # MAX_SEQLEN, where the config or its YAML default states it
     asym_pp: bool = False  # ASYM_PP_EMBED and ASYM_PP_LOSS both true
+    gbs: int | None = None  # GBS, where the config states the global batch itself
     from_defaults: tuple[tuple[str, str], ...] = ()  # (field, where) for values taken from the YAML defaults
 
     def global_batch(self, gpus: int) -> int | None:
+        if self.gbs is not None:
+            return self.gbs
         if self.minibs is None or gpus % (self.tp * self.pp * self.cp):
             return None
         return gpus // (self.tp * self.pp * self.cp) * self.minibs
@@ -310,11 +316,12 @@ def config_from(values: dict[str, str], rel: str,
     elif fp8 is False:
         precision, stated, source = "bf16", True, "FP8=False"
     else:
-        precision, stated, source = "bf16", False, "no FP8 or FP4 setting"
+        precision, stated, source = "", False, "no FP8 or FP4 setting, and no YAML default for FP8"
     if "FP8" not in values and fp8 is not None:
         stated = False
     return Config(
-        path=rel, nodes=as_int(values.get("DGXNNODES")), per_node=as_int(values.get("DGXNGPU")),
+        path=rel, nodes=as_int(values.get("DGXNNODES", values.get("NNODES"))),
+        per_node=as_int(values.get("DGXNGPU", values.get("GPUS_PER_NODE"))),
         tp=as_int(pick("layout.tp", "TENSOR_MODEL_PARALLEL", "TP")) or 1,
         pp=as_int(pick("layout.pp", "PIPELINE_MODEL_PARALLEL", "PP")) or 1,
         cp=as_int(pick("layout.cp", "CONTEXT_PARALLEL", "CP")) or 1,
@@ -324,6 +331,7 @@ def config_from(values: dict[str, str], rel: str,
         sequence_parallel=as_flag(pick("layout.sequence_parallel", "SEQ_PARALLEL", "SP")),
         precision=precision, precision_stated=stated, precision_source=source,
         seq=as_int(pick("workload.row_tokens", "MAX_SEQLEN")),
+        gbs=as_int(values.get("GBS")),
         asym_pp=bool(as_flag(values.get("ASYM_PP_EMBED")) and as_flag(values.get("ASYM_PP_LOSS"))),
         from_defaults=tuple(used))
 
@@ -375,7 +383,7 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
             and c.global_batch(gpus) == global_batch]
     if not fits:
         return None, (f"none of {len(found)} config_*.sh under {where} has {nodes} node(s) x {per_node} GPUs and "
-                      f"global batch {global_batch} (DGXNNODES, DGXNGPU; GPUs / (TP x PP x CP) x MINIBS)")
+                      f"global batch {global_batch} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or GPUs / (TP x PP x CP) x MINIBS)")
     chosen_by = []
     for label, keep in _named_for(system, gpu):
         if len(fits) == 1:
@@ -522,6 +530,8 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
     config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu)
     if config is None:
         raise ValueError(how)
+    if not config.precision:
+        raise ValueError(f"{config.path} states no precision: {config.precision_source}")
     if config.mbs is None:
         raise ValueError(f"{config.path} states no micro-batch size (MICRO_BATCH_SIZE or MBS) and its "
                          "implementation's YAML gives none")
