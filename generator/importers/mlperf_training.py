@@ -383,7 +383,8 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
             and c.global_batch(gpus) == global_batch]
     if not fits:
         return None, (f"none of {len(found)} config_*.sh under {where} has {nodes} node(s) x {per_node} GPUs and "
-                      f"global batch {global_batch} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or GPUs / (TP x PP x CP) x MINIBS)")
+                      f"global batch {global_batch} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or GPUs / "
+                      "(TP x PP x CP) x MINIBS)")
     chosen_by = []
     for label, keep in _named_for(system, gpu):
         if len(fits) == 1:
