@@ -267,6 +267,7 @@ class Config:
     seq: int | None = None  # MAX_SEQLEN, where the config or its YAML default states it
     asym_pp: bool = False  # ASYM_PP_EMBED and ASYM_PP_LOSS both true
     gbs: int | None = None  # GBS, where the config states the global batch itself
+    rocm: bool = False  # sets a ROCm/HIP variable (an AMD GPU's config)
     from_defaults: tuple[tuple[str, str], ...] = ()  # (field, where) for values taken from the YAML defaults
 
     def global_batch(self, gpus: int) -> int | None:
@@ -332,6 +333,7 @@ def config_from(values: dict[str, str], rel: str,
         precision=precision, precision_stated=stated, precision_source=source,
         seq=as_int(pick("workload.row_tokens", "MAX_SEQLEN")),
         gbs=as_int(values.get("GBS")),
+        rocm=any(re.search(r"HIP|ROCM|HSA_", name) for name in values),
         asym_pp=bool(as_flag(values.get("ASYM_PP_EMBED")) and as_flag(values.get("ASYM_PP_LOSS"))),
         from_defaults=tuple(used))
 
@@ -350,6 +352,24 @@ def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Conf
             defaults[impl] = yaml_defaults(base / impl, root)
         out.append((impl, config_from(read_config(path), path.relative_to(root).as_posix(), defaults[impl])))
     return out
+
+
+# The GPU types a config's file name may name (config_DGXB200_..., config_MI325X_...).
+_GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X", "MI355X")
+
+
+def _for_gpu(c: Config, gpu: str) -> bool:
+    """A config can have run on the row's GPU: it does not name another GPU type in its file name, and it sets
+    ROCm/HIP variables exactly when the GPU is AMD's (a submitter's folder may hold configs for both vendors)."""
+    name = c.path.rsplit("/", 1)[1]
+    named = {g for g in _GPU_NAMES if re.search(rf"(?<![A-Za-z]){g}(?![0-9])", name, re.I)}
+    if "GB200" in named:
+        named.discard("B200")
+    if "GB300" in named:
+        named.discard("B300")
+    if named and gpu not in named:
+        return False
+    return c.rocm == gpu.startswith("MI")
 
 
 def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
@@ -380,11 +400,11 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
         return None, f"no config_*.sh under {where}"
     gpus = nodes * per_node
     fits = [(impl, c) for impl, c in found if c.nodes == nodes and c.per_node in (per_node, None)
-            and c.global_batch(gpus) == global_batch]
+            and c.global_batch(gpus) == global_batch and _for_gpu(c, gpu)]
     if not fits:
         return None, (f"none of {len(found)} config_*.sh under {where} has {nodes} node(s) x {per_node} GPUs and "
-                      f"global batch {global_batch} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or GPUs / "
-                      "(TP x PP x CP) x MINIBS)")
+                      f"global batch {global_batch} for {gpu} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or "
+                      "GPUs / (TP x PP x CP) x MINIBS; not named for another GPU type; ROCm variables exactly on AMD)")
     chosen_by = []
     for label, keep in _named_for(system, gpu):
         if len(fits) == 1:

@@ -150,3 +150,18 @@ def test_any_json_value_after_mllog_is_an_event_or_a_located_message(value: obje
         mlperf.parse_line(text, 7)
     except mlperf.MllogError as exc:
         assert LOCATED.match(str(exc)) and str(exc).startswith("7:")
+
+
+def test_a_config_fits_only_its_own_gpu() -> None:
+    """GigaComputing's v5.0 folder holds only NVIDIA configs; its MI325X row once matched config_DGXB200_1x8x1...:
+    a config named for another GPU type, or without ROCm variables on an AMD GPU (with them on NVIDIA's), fits no
+    row of that GPU."""
+    amd = mlperf.config_from(mlperf.read_config(CONFIG / "config_MI355X_1x8x1.sh"), "x/config_MI355X_1x8x1.sh")
+    assert amd.rocm  # NVTE_USE_HIPBLASLT, USE_HIPBLASLT, ...
+    assert mlperf._for_gpu(amd, "MI355X") and not mlperf._for_gpu(amd, "MI325X") and not mlperf._for_gpu(amd, "B200")
+    nvidia = mlperf.config_from({"DGXNNODES": "1", "DGXNGPU": "8", "MINIBS": "1", "FP8": "True"},
+                                "x/config_DGXB200_1x8x1xtp1pp1cp1.sh")
+    assert mlperf._for_gpu(nvidia, "B200") and not mlperf._for_gpu(nvidia, "MI325X")
+    assert not mlperf._for_gpu(nvidia, "GB200")  # named for B200: not GB200's
+    unnamed = mlperf.config_from({"DGXNNODES": "1"}, "x/config_G893-SD1_1x8x1xtp1pp1cp1.sh")
+    assert mlperf._for_gpu(unnamed, "H200") and not mlperf._for_gpu(unnamed, "MI325X")
