@@ -358,11 +358,16 @@ def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Conf
 _GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X", "MI355X")
 
 
+def _names_gpu(name: str, gpu: str) -> bool:
+    """Whether a file name names the GPU type: as a word of its own or after DGX (config_DGXB200_...)."""
+    return re.search(rf"(?<![A-Za-z])(?:DGX)?{re.escape(gpu)}(?![0-9])", name, re.I) is not None
+
+
 def _for_gpu(c: Config, gpu: str) -> bool:
     """A config can have run on the row's GPU: it does not name another GPU type in its file name, and it sets
     ROCm/HIP variables exactly when the GPU is AMD's (a submitter's folder may hold configs for both vendors)."""
     name = c.path.rsplit("/", 1)[1]
-    named = {g for g in _GPU_NAMES if re.search(rf"(?<![A-Za-z]){g}(?![0-9])", name, re.I)}
+    named = {g for g in _GPU_NAMES if _names_gpu(name, g)}
     if "GB200" in named:
         named.discard("B200")
     if "GB300" in named:
@@ -375,7 +380,6 @@ def _for_gpu(c: Config, gpu: str) -> bool:
 def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
     """Tie-breaks between configs that fit a row but differ: the implementation folder named as the system (or the
     system's name plus a suffix), then the config file named for the row's GPU type."""
-    gpu_token = re.compile(rf"(?<![A-Za-z]){re.escape(gpu)}(?![0-9])", re.I)
 
     def platform(c: Config) -> str:
         """config_<platform>_<nodes>x<gpus>x...sh or config_<platform>.sh -> platform."""
@@ -386,7 +390,7 @@ def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
              lambda impl, c: impl == system or impl.startswith(system + "_") or system.startswith(impl + "_")),
             ("the config named for the system's platform",
              lambda impl, c: bool(platform(c)) and platform(c) in system.lower()),
-            (f"the config named for {gpu}", lambda impl, c: bool(gpu_token.search(c.path.rsplit("/", 1)[1])))]
+            (f"the config named for {gpu}", lambda impl, c: _names_gpu(c.path.rsplit("/", 1)[1], gpu))]
 
 
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
