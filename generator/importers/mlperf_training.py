@@ -693,7 +693,8 @@ def _notes(row: Row, tokens: float, median: Run, score: float | None, skipped: l
     per_run = ", ".join(f"{r.file} {r.run_ms / 60000:.2f} min" for r in row.runs)  # type: ignore[operator]
     notes = [
         f"MLPerf Training {row.round}, closed division: {row.submitter}'s {row.benchmark} on {row.system} "
-        f"({row.gpus} {row.system_json.get('accelerator_model_name')}). Not re-measured here.",
+        f"({row.gpus} {row.system_json.get('accelerator_model_name')}; availability as the systems JSON states it: "
+        f"{_stated_text(row.system_json.get('status')) or 'not stated'}). Not re-measured here.",
         f"Time-to-train throughput, evaluation included: tokens/s per GPU = samples x {row.seq} tokens / (run_start "
         f"to run_stop) / {row.gpus} GPUs for the median run ({median.file}: {median.samples} samples in "
         f"{median.run_ms} ms = {tokens:.1f}), not a steady-state step rate; it counts every sample's "
