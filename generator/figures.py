@@ -107,6 +107,29 @@ def median_index(values: Sequence[float]) -> int:
     return order[(len(order) - 1) // 2]
 
 
+def olympic_mean(values: Sequence[float]) -> float | None:
+    """MLPerf Training's score over N runs: the mean without the fastest and the slowest (training_rules.adoc,
+    'Benchmark results'); None for fewer than 3 runs."""
+    if len(values) < 3:
+        return None
+    return math.fsum(sorted(values)[1:-1]) / (len(values) - 2)
+
+
+def run_tokens_per_s_per_gpu(samples: int, row_tokens: int, run_ms: float, gpu_count: int) -> float:
+    """Time-to-train throughput of one run: every sample's tokens over run_start to run_stop (evaluation
+    included), per GPU."""
+    return samples * row_tokens / (run_ms / 1000.0) / gpu_count
+
+
+def time_to_train_tokens_per_s_per_gpu(samples: Sequence[int], runs_ms: Sequence[float], row_tokens: int,
+                                       gpu_count: int) -> float:
+    """The median run's (median_index of the run times) time-to-train throughput."""
+    if len(samples) != len(runs_ms) or not runs_ms:
+        raise ValueError(f"{len(samples)} sample counts for {len(runs_ms)} run times")
+    i = median_index(runs_ms)
+    return run_tokens_per_s_per_gpu(samples[i], row_tokens, runs_ms[i], gpu_count)
+
+
 # The re-measurement gate: a new tokens/s further than this from the recorded one is a regression or an
 # improvement, written only when the user accepts it (runner remeasure --accept-change).
 CHANGE_TOLERANCE_MIN_PERCENT = 5.0
