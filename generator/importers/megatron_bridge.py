@@ -41,7 +41,7 @@ SYSTEMS = {"DGX-H100": ("H100", 8), "DGX-B200": ("B200", 8), "DGX-B300": ("B300"
 MODELS = {"llama38b": "Llama-3-8B", "llama370b": "Llama-3-70B", "llama31405b": "Llama-3.1-405B",
           "deepseekv3": "DeepSeek-V3", "gptoss120b": "GPT-OSS-120B", "qwen330ba3b": "Qwen3-30B-A3B",
           "qwen3235ba22b": "Qwen3-235B-A22B", "kimik2": "Kimi-K2", "nemotron3nano": "Nemotron-3-Nano-30B-A3B",
-          "nemotron3super": "Nemotron-3-Super-120B-A12B"}
+          "nemotron3super": "Nemotron-3-Super-120B-A12B", "nemotron35lightning": "Nemotron-3.5-Lightning-30B-A3B"}
 
 # Models the publication names whose architecture the catalog cannot describe from a source: their rows are skipped
 # with this reason (a card needs the architecture the FLOPs count is recomputed from; none is invented).
@@ -50,11 +50,13 @@ UNSOURCED_HYBRID = ("a hybrid Mamba-2 / attention / MoE model (NVIDIA Nemotron-H
                     "Megatron-Bridge's recipes read it from Hugging Face at run time (AutoBridge.from_hf_pretrained), "
                     "so N and the model FLOPs per token cannot be recomputed; no catalog card")
 UNSUPPORTED_MODELS = {
-    "nemotron3ultra": UNSOURCED_HYBRID, "nemotron35lightning": UNSOURCED_HYBRID,
-    "deepseekv4flash": "DeepSeek-V4 Flash: no published config.json of this model was found in the stored public "
-                       "sources, and its attention (compressed / sparse-indexed KV, o_lora projection, "
-                       "hyper-connections in the V4 family's public configs) is not expressible in the catalog's "
-                       "architecture; no catalog card",
+    "nemotron3ultra": UNSOURCED_HYBRID,
+    "deepseekv4flash": "DeepSeek-V4 Flash: its configuration is published (NeMo AutoModel's DeepseekV4Config, "
+                       "whose defaults are Flash's: 43 layers, hidden 4096, 64 heads of 512, one KV head, 256 experts "
+                       "top-6), but its compressed sparse / heavily compressed attention with a top-512 indexer, "
+                       "grouped low-rank output projection, hyper-connections (hc_mult 4) and hash-routed layers "
+                       "are not expressible in the catalog's architecture, so its FLOPs per token cannot be "
+                       "recomputed; no catalog card",
 }
 
 # Multi-token-prediction depths a model's performance recipe trains where the table does not say (its qualifier
@@ -62,7 +64,11 @@ UNSUPPORTED_MODELS = {
 MTP_DEPTHS = {"Nemotron-3-Super-120B-A12B": (
     2, "Megatron-Bridge's Nemotron 3 Super recipe (src/megatron/bridge/recipes/nemotronh/h100/nemotron_3_super.py at "
        "commit 067f987d, which its performance recipes build on) sets mtp_num_layers = 2 with "
-       "mtp_use_repeated_layer = True: the one MTP layer at two depths")}
+       "mtp_use_repeated_layer = True: the one MTP layer at two depths"),
+    "Nemotron-3.5-Lightning-30B-A3B": (
+    2, "Megatron-Bridge's Nemotron 3.5 Lightning performance recipes (src/megatron/bridge/perf_recipes/nemotronh/"
+       "gb300/nemotronh.py at commit 067f987d) set mtp_num_layers = 2 with mtp_use_repeated_layer = True: the one "
+       "MTP layer at two depths")}
 
 # What the publication states about a model outside its tables (a bullet under each of the model's tables).
 MODEL_REMARKS = {"Kimi-K2": "The publication states under the Kimi_K2 table: \"Muon optimizer was used for "

@@ -64,3 +64,17 @@ def test_nano_row_line_80_is_a_recorded_discrepancy(rows, catalog) -> None:  # n
     # Megatron-Bridge's count gives 889.7 (1.25% under 901), the registry's 826.9: neither within 0.5%.
     assert result["published_figures_disagree"] is True
     assert "no MTP projection): 889.7." in result["published_model_tflops_note"]
+
+
+def test_lightning_row_line_86_is_nano_with_two_mtp_depths(rows, catalog) -> None:  # noqa: ANN001
+    # | DGX-GB200 | 8 | MXFP8 | 512 | 2 | 8192 | 1 | 1 | 1 | n/a | 8 | 28672 | 807 |
+    recipe = build(rows[86], catalog, URL, COMMIT)
+    assert recipe["model"] == "Nemotron-3.5-Lightning-30B-A3B" and recipe["layout"]["mtp_layers"] == 2
+    result = recipe["result"]
+    # MFU = 6 x 3,580,076,352 x 28672 / 5.0e15 (GB200's dense FP8 peak) = 6.1589e14 / 5e15 = 0.12318 -> 0.1232
+    assert result["mfu"] == 0.1232
+    # Megatron-Bridge's count with the MTP layer at two depths gives 807.0, the published 807; without them 638.8.
+    arch = catalog.models["Nemotron-3.5-Lightning-30B-A3B"].architecture
+    mb = figures.model_tflops_per_gpu(arch, 8192, 28672, mtp_layers=2, hybrid_count=figures.MB_HYBRID_COUNT)
+    assert round(mb, 1) == 807.0
+    assert result["published_model_tflops_convention"]["hybrid_count"] == figures.MB_HYBRID_COUNT
