@@ -143,3 +143,19 @@ def test_the_methodology_page_states_the_mamba_count_from_figures(monkeypatch: p
     assert "scan = 5 x inner x N" in text and "the scan as 7 x inner x N" in text
     monkeypatch.setattr(figures, "MB_MAMBA_SCAN_FLOPS_PER_STATE", 9)
     assert "the scan as 9 x inner x N" in page()
+
+
+def test_a_hybrid_of_attention_and_mlp_blocks_counts_as_the_dense_decoder() -> None:
+    """Blocks "*-" repeated are a dense decoder's attention + FFN layers spelled one block a layer: the hybrid count
+    and the transformer count agree on parameters (a pre-norm a block = two a layer) and on FLOPs."""
+    common = {"hidden_size": 64, "ffn_hidden_size": 96, "attention_heads": 4,
+              "attention": {"global": {"kv_heads": 2, "head_dim": 16}}, "layer_pattern": ["global"],
+              "vocab_size": 100, "tied_embeddings": False}
+    dense = Architecture.model_validate({**common, "layers": 3})
+    hybrid = Architecture.model_validate({**common, "layers": 6, "hybrid_pattern": "*-*-*-"})
+    for norms in (False, True):
+        assert figures.param_count(hybrid, norms) == figures.param_count(dense, norms)
+    for seq in (1, 128, 4096):
+        assert figures.model_flops_per_token(hybrid, seq) == figures.model_flops_per_token(dense, seq)
+        assert figures.causal_attention_flops_per_token(hybrid, seq) == figures.causal_attention_flops_per_token(
+            dense, seq)
