@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
@@ -364,6 +364,11 @@ class FlopsConvention(_Closed):
         default=True, description="Whether the core attention counts each query against the keys a causal mask "
         "leaves it (s / 2 on average, Megatron's count) or, false, against every key (the full s x s products, as "
         "NeMo 24.07's performance tables count)."
+    )
+    hybrid_count: Literal["megatron-bridge"] | None = Field(
+        default=None, description="A hybrid (Mamba-2) model counted as Megatron-Bridge's flop_utils counts it "
+        "(figures.MB_HYBRID_COUNT: the Mamba inner width taken as 2 x hidden, the scan as 7 x inner x state, no conv1d, "
+        "no MTP projection); null: the registry's count (figures.mamba2_forward_flops)."
     )
     six_n_params: int | None = Field(
         default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "

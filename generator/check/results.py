@@ -81,7 +81,8 @@ def _convention_text(convention: FlopsConvention | None) -> str:
     return (f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
             f"{convention.sliding_windows}" + (", frozen base: 2/3" if convention.frozen_base else "")
             + (f", head dimension {convention.attention_head_dim}" if convention.attention_head_dim else "")
-            + ("" if convention.causal_attention else ", attention not causal") + ")")
+            + ("" if convention.causal_attention else ", attention not causal")
+            + (f", {convention.hybrid_count}'s hybrid count" if convention.hybrid_count else "") + ")")
 
 
 def _published_tflops(ctx: RecipeContext, tokens_per_s: float, convention: FlopsConvention | None) -> float:
@@ -97,7 +98,8 @@ def _published_tflops(ctx: RecipeContext, tokens_per_s: float, convention: Flops
     return figures.model_tflops_per_gpu(ctx.arch, r.workload.row_tokens, tokens_per_s, mtp_layers=r.layout.mtp_layers,
                                         sliding_windows=convention.sliding_windows,
                                         gated_experts=convention.gated_experts, frozen_base=convention.frozen_base,
-                                        head_dim=convention.attention_head_dim, causal=convention.causal_attention)
+                                        head_dim=convention.attention_head_dim, causal=convention.causal_attention,
+                                        hybrid_count=convention.hybrid_count)
 
 
 def published_model_tflops(ctx: RecipeContext) -> None:
