@@ -23,13 +23,19 @@ def test_every_gpu_type_in_the_registry_is_priced_or_says_why_not() -> None:
 
 
 def test_recipes_without_a_price_are_on_an_unpriced_gpu() -> None:
-    """The GB300, H100-96GB and AMD Instinct recipes (their GPUs say why no price exists), and three 4-GPU H100
-    MLPerf submissions (no catalog instance has 4 H100); every other recipe has its $/1M (A100 at p4de/p4d, 1-GPU
-    H100 at p5.4xlarge, L40S at g6e.12xlarge/g6e.48xlarge)."""
+    """A recipe has its $/1M exactly when its GPU is priced and an instance of its node size exists (A100 at
+    p4de/p4d, 1-GPU H100 at p5.4xlarge, L40S at g6e.12xlarge/g6e.48xlarge); the rest are on the GB300, H100-96GB
+    and AMD Instinct GPUs (each says why no price exists) or, like three 4-GPU H100 MLPerf submissions, on a node
+    size no catalog instance has."""
     registry = load_registry(ROOT)
-    unpriced = Counter(loaded.recipe.gpu.type for loaded in registry.recipes
-                       if loaded.recipe.result.usd_per_million_tokens is None)
-    assert unpriced == {"GB300": 81, "H100-96GB": 26, "MI300X": 11, "MI325X": 8, "MI355X": 4, "MI350X": 1, "H100": 3}
+    unpriced: Counter[str] = Counter()
     for loaded in registry.recipes:
-        if loaded.recipe.gpu.type == "H100" and loaded.recipe.result.usd_per_million_tokens is None:
-            assert registry.catalog.instance_for("H100", loaded.recipe.gpu.per_node) is None, loaded.path
+        gpu = loaded.recipe.gpu
+        priceable = (registry.catalog.gpus[gpu.type].unpriced is None
+                     and (gpu.instance or registry.catalog.instance_for(gpu.type, gpu.per_node)) is not None)
+        has_price = loaded.recipe.result.usd_per_million_tokens is not None
+        assert has_price == priceable, loaded.path
+        if not has_price:
+            unpriced[gpu.type] += 1
+    assert unpriced["H100"] == 3 and set(unpriced) == {"GB300", "H100-96GB", "MI300X", "MI325X", "MI350X", "MI355X",
+                                                        "H100"}
