@@ -52,7 +52,7 @@ MODELS = {"LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": 
           "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B",
           # 25.02 and 25.04 write "LLAMA3-405B", 25.07 "LLAMA3.1-405B": one model, Llama 3.1 405B (Meta released
           # no Llama 3 405B; NeMo's script for it is scripts/performance/llm/pretrain_llama31_405b.py).
-          "LLAMA3-405B": "Llama-3.1-405B", "LLAMA3.1-405B": "Llama-3.1-405B"}
+          "LLAMA3-405B": "Llama-3.1-405B", "LLAMA3.1-405B": "Llama-3.1-405B", "Mixtral-8x7B": "Mixtral-8x7B"}
 SECTIONS = {"pretraining": "pre-training", "finetuning": None}  # finetuning: the row's Task says SFT or LoRA
 # The columns each section's table must have (the estimated-time column is not read).
 REQUIRED = {"pretraining": {"model", "gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "tokens", "tflops"},
@@ -180,8 +180,6 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
     if row.ga is not None and row.ga != row.gradient_accumulation:
         return Skip(line, f"GA {row.ga} contradicts GBS {row.gbs} / (MBS {row.mbs} x DP {row.dp}) = "
                           f"{row.gradient_accumulation}")
-    if (row.ep or 1) > 1:
-        return Skip(line, f"EP {row.ep} on {row.model}, a dense model: no experts to spread")
     return row
 
 
@@ -401,8 +399,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     gpu_type = SYSTEMS[row.system]
     per_node = min(GPUS_PER_NODE[row.system], row.gpus)
     cp, vp = row.cp or 1, row.vp or 1
-    label = (f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{cp} DP{row.dp}"
-             + (" FSDP" if row.fsdp else ""))
+    ep = row.ep or 1
+    label = (f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{cp}" + (f" EP{ep}" if ep > 1 else "")
+             + f" DP{row.dp}" + (" FSDP" if row.fsdp else ""))
     kind = {"pre-training": "pre-training", "sft": "supervised fine-tuning (SFT)", "lora": "LoRA fine-tuning"}
     notes = [
         f"Reported by NVIDIA in NeMo's performance summary, NeMo {row.container} container, {row.system}, "
@@ -435,7 +434,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch {row.gbs} "
                        f"x {row.seq} tokens, {PLACES[row.precision].split(' (')[0]}; as published.",
-            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": row.ep or 1, "etp": 1, "dp": row.dp,
+            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": ep, "etp": 1, "dp": row.dp,
             "fsdp": bool(row.fsdp),
             "gradient_accumulation": row.gradient_accumulation, "sequence_parallel": row.tp > 1,
             "layer_split": None, "rows_per_microbatch": row.mbs, "recompute": None,
@@ -448,7 +447,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "run": (f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
                 f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
                 f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"
-                + (f", FSDP {row.fsdp}, EP {row.ep or '-'}, GA {row.ga or '-'}" if row.page else "") + ".\n"
+                + (_page_cells_stated(row) if row.page else "") + ".\n"
                 f"# Source: {document.url} (line {row.line}).\n"
                 "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
         "notes": "\n\n".join(notes) + "\n",
@@ -456,6 +455,12 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     derive_figures(recipe, catalog)
     return recipe
+
+
+def _page_cells_stated(row: Row) -> str:
+    """The later tables' extra columns as the row states them ("-": the table has no such column)."""
+    fsdp = "-" if row.fsdp is None else row.fsdp
+    return f", FSDP {fsdp}, EP {row.ep or '-'}, GA {row.ga or '-'}"
 
 
 def _precision_note(row: Row) -> str:
@@ -499,7 +504,14 @@ class Nemo(Source):
         return parse(text)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        return catalog_gap(catalog, row.model, SYSTEMS[row.system])
+        if gap := catalog_gap(catalog, row.model, SYSTEMS[row.system]):
+            return gap
+        arch = catalog.models[row.model].architecture
+        if (row.ep or 1) > 1 and (arch is None or arch.moe is None):
+            return f"EP {row.ep} on {row.model}, a dense model: no experts to spread"
+        if arch is not None and arch.moe is not None and row.dp % (row.ep or 1):
+            return f"EP {row.ep} does not divide the data-parallel size {row.dp}"
+        return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system].lower() / f"{row.key()}.yaml"

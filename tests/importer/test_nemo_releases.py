@@ -34,10 +34,9 @@ class Release:
 
 
 RELEASES = {
-    "25.02": Release(f"{PAGES}/performance_summary.html", 8, (45, 58, 71), (
+    "25.02": Release(f"{PAGES}/performance_summary.html", 8, (45, 58, 71, 110), (
         (32, f"model GPT3-175B {NO_CARD}"), (84, f"model Nemotron-15B {NO_CARD}"),
-        (97, f"model Nemotron-340B {NO_CARD}"), (110, f"model Mixtral-8x7B {NO_CARD}"),
-        (123, f"model Mixtral-8x22B {NO_CARD}"))),
+        (97, f"model Nemotron-340B {NO_CARD}"), (123, f"model Mixtral-8x22B {NO_CARD}"))),
     "25.04": Release(f"{PAGES}/archive/25.04-performance-summary.html", 6, (50, 64, 78), (
         (36, f"model GPT3-175B {NO_CARD}"), (92, f"model Nemotron-15B {NO_CARD}"), (106, CUT))),
     "25.07": Release(f"{PAGES}/performance-summary.html", 5, (36, 50, 50, 64, 64), (
@@ -173,6 +172,28 @@ def test_the_405b_name_and_its_count() -> None:
     full = figures.model_tflops_per_gpu(arch, 8192, 706.0, causal=False)
     assert figures.relative_difference(1854.0, full) < 0.0005
     assert late["result"].get("published_figures_disagree") is not True
+
+
+def test_the_mixtral_card_and_its_row_by_hand() -> None:
+    """Mixtral-8x7B's card (mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4,096, 32 query and 8 KV
+    heads of 128, 8 experts of FFN 14,336 gated, top-2, vocabulary 32,000, untied). A layer: attention
+    2 x 4,096 x 4,096 + 2 x 4,096 x 1,024 = 41,943,040; one expert 3 x 4,096 x 14,336 = 176,160,768; router
+    4,096 x 8 = 32,768; two norms 8,192. Active (2 experts): 32 x 394,305,536 + 2 x 32,000 x 4,096 + 4,096 =
+    12,879,925,248 (Mistral AI states 12.9B); total (8): 32 x 1,451,270,144 + 262,148,096 = 46,702,792,704 (46.7B).
+    25.02, line 110: 64 DGX-B200, GBS 256, MBS 2, 4,096 tokens, TP1 PP1 CP1 VP1 EP8 GA2: DP 64, GA 256 / 128 = 2;
+    15,457 tok/s. MFU 6N over 4,500 TFLOP/s: 6 x 12,879,925,248 x 15,457 / 4.5e15 = 0.265447 -> 0.2654; $ per 1M:
+    $14.2416 / (15,457 x 3,600) x 1e6 = $0.255936 -> 0.2559; the stated 1,282 TFLOP/s is 1,281.8 under the count
+    with every query against every key and the gated experts."""
+    card = load_catalog(ROOT).models["Mixtral-8x7B"]
+    assert figures.param_count(card.architecture, True) == card.active_params.count == 12_879_925_248
+    assert figures.param_count(card.architecture, True, total=True) == card.total_params == 46_702_792_704
+    recipe = record("25.02", 110)
+    layout = recipe["layout"]
+    assert (layout["ep"], layout["dp"], layout["gradient_accumulation"], layout["label"]) == (
+        8, 64, 2, "TP1 PP1 CP1 EP8 DP64")
+    assert float(recipe["result"]["mfu"]) == 0.2654
+    assert float(recipe["result"]["usd_per_million_tokens"]) == 0.2559
+    assert "1281.8 under that count" in recipe["result"]["published_model_tflops_note"]
 
 
 @pytest.mark.parametrize("release", sorted(RELEASES))
