@@ -81,8 +81,8 @@ PAGE_SECTIONS = {"pretraining": "pretraining", "pretrainingperformance": "pretra
                  "finetuning": "finetuning", "finetuningperformance": "finetuning"}
 PAGE_SYSTEM_RE = re.compile(r"^\s*(?:[-•]\s*)?System:\s*(\S+)\s*$")
 ALT_RE = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
-PLACES = {"fp8": "FP8 (its scaling recipe not named)", "fp8-cs": "FP8 with per-tensor current scaling",
-          "bf16": "BF16"}
+# How a layout summary names each precision the tables state.
+PRECISION_WORDS = {"fp8": "FP8", "fp8-cs": "FP8 with per-tensor current scaling", "bf16": "BF16"}
 
 
 @dataclass(frozen=True)
@@ -433,7 +433,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch {row.gbs} "
-                       f"x {row.seq} tokens, {PLACES[row.precision].split(' (')[0]}; as published.",
+                       f"x {row.seq} tokens, {PRECISION_WORDS[row.precision]}; as published.",
             "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": ep, "etp": 1, "dp": row.dp,
             "fsdp": bool(row.fsdp),
             "gradient_accumulation": row.gradient_accumulation, "sequence_parallel": row.tp > 1,
