@@ -240,7 +240,7 @@ def _gpus_match(cell: str, gpus: int) -> bool:
         low, high = int(m.group(1)), int(m.group(2))
         # A range of a weak-scaling table: the powers of two from low to high.
         return low <= gpus <= high and gpus & (gpus - 1) == 0
-    return cell.isdigit() and int(cell) == gpus
+    return _whole(cell) == gpus
 
 
 def _size(title: str) -> str | None:
@@ -270,14 +270,20 @@ def _count(cell: str | None, gpus: int) -> int | None:
     if cell is None:
         return None
     cell = cell.replace(" ", "")
-    if cell.isdigit():
-        return int(cell)
+    if (whole := _whole(cell)) is not None:
+        return whole
     if m := re.match(r"^GPUs(?:([*/])(\d+))?$", cell, re.IGNORECASE):
         if m.group(1) is None:
             return gpus
         n = int(m.group(2))
         return gpus * n if m.group(1) == "*" else (gpus // n if n and gpus % n == 0 else None)
     return None
+
+
+def _whole(text: str | None) -> int | None:
+    """A cell as a whole number (ASCII digits only: str.isdigit takes '²'), else None."""
+    text = (text or "").strip()
+    return int(text) if re.fullmatch(r"[0-9]+", text) else None
 
 
 def _fsdp(cell: str | None) -> bool | None:
@@ -369,10 +375,10 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
     settings, layout_from = got
     column_keys = [key for key in COLUMN_SETTINGS if values.get(key, "").strip()]
     for key in column_keys:
-        settings[key] = int(values[key]) if values[key].strip().isdigit() else None
+        settings[key] = _whole(values[key])
     if column_keys:
         layout_from += f" and the table's {', '.join(k.upper() for k in column_keys)} rows"
-    layers = int(values["layers"]) if values.get("layers", "").strip().isdigit() else None
+    layers = _whole(values.get("layers"))
     title_release = TITLE_RELEASE_RE.search(PARAMS_RE.sub(" ", title))
     inferred: list[dict[str, str]] = []
     seq = settings.get("seq")
@@ -386,6 +392,9 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
         if settings.get(key) is None:
             out.skips.append(Skip(line, f"{gpus}x {gpu_type}: {key.upper()} not stated in {layout_from}"))
             return
+    if gpus == 0 or seq == 0 or any(settings.get(key) == 0 for key in ("tp", "pp", "cp", "vp", "ep", "mbs", "gbs")):
+        out.skips.append(Skip(line, f"{gpus}x {gpu_type}: a GPU count or parallel size of 0 in {layout_from}"))
+        return
     for key in ("cp", "vp", "ep"):
         if settings.get(key) is None:
             settings[key] = 1
