@@ -54,10 +54,13 @@ TITLE_RELEASE_RE = re.compile(r"\b(2[4-9]\.\d\d(?:\.\d+)?)\b")
 CONTAINER_RE = re.compile(r"nvcr\.io[/#]+nvidia/nemo:(\d\d\.\d\d(?:\.\d+)?)")
 # The Notes' worked count: "attention flops = 12 * 126 * 16384^2 * (1 + 16/128 + 8192/16384)": its query groups.
 NOTES_GROUPS_RE = re.compile(r"attention flops\s*=\s*12\s*\*.*\(1\s*\+\s*(\d+)\s*/\s*(\d+)\s*\+")
+# The earlier Notes' count: "attention flops = (24 * (number of layers) * (hidden size)^2) + ...": every projection
+# of hidden size (multi-head attention, as many KV groups as query heads).
+NOTES_MHA_RE = re.compile(r"attention flops\s*=\s*\(?\s*24\s*\*\s*\(number of layers\)")
 NOTES_SEQ_RE = re.compile(r"^\s*sequence length\s*=\s*(\d+)\s*$", re.IGNORECASE)
-GPU_CONTEXT_RE = re.compile(r"^\s*(?:#+\s*|\*\*)\s*(GB300|GB200|B300|B200|H100)\b")
+GPU_CONTEXT_RE = re.compile(r"^\s*(?:#+\s*|\*\*)\s*(GB300|GB200|B300|B200|H100)s?\b")  # "# H100s specifications"
 PRECISION_CONTEXT_RE = re.compile(r"^\s*#+\s*(BF16|FP8|NVFP4)\s*$", re.IGNORECASE)
-PEAK_SENTENCE_RE = re.compile(r"(H100|GB200|B200)\s+(FP8|BF16)\s+is\s+\**(\d+)\**\s*TFLOPS", re.IGNORECASE)
+PEAK_SENTENCE_RE = re.compile(r"(H100|GB200|B200)\s+(FP8|BF16)\s+is\s+\**([\d.]+)\**\s*([TP])FLOPS", re.IGNORECASE)
 NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
 PERCENT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
@@ -76,11 +79,14 @@ MODELS = {"llama318b": ("Llama-3.1-8B", "pre-training"), "llama3170b": ("Llama-3
           "llama31405b": ("Llama-3.1-405B", "pre-training"),
           "llama38bfinetuningsft": ("Llama-3-8B", "sft"), "llama38bfinetuninglora": ("Llama-3-8B", "lora"),
           "llama370bfinetuningsft": ("Llama-3-70B", "sft"), "llama370bfinetuninglora": ("Llama-3-70B", "lora"),
-          "nemomegatron": ("GPT-3-175B", "pre-training"), "deepseekv3": ("DeepSeek-V3", "pre-training")}
+          "nemomegatron": ("GPT-3-175B", "pre-training"), "deepseekv3": ("DeepSeek-V3", "pre-training"),
+          "nemotron415b": ("Nemotron-4-15B", "pre-training"), "nemotron4340b": ("Nemotron-4-340B", "pre-training"),
+          "nemotron340b": ("Nemotron-4-340B", "pre-training")}
+STRONG_SCALING = "strongscaling"  # a title word: the same GPU counts at one fixed GBS (a second recipe per count)
 # Titles of models the registry does not import from this source, with why.
 UNIMPORTED = (
-    ("nemotron", "NVIDIA Nemotron-4 / Nemotron-H: no catalog card (its architecture is NeMo's own configuration, "
-                 "not taken from a published config.json here)"),
+    ("nemotronh", "NVIDIA Nemotron-H (a hybrid Mamba-2 / attention model): no catalog card (its block pattern and "
+                  "Mamba sizes were not sourced here)"),
     ("grok", "Grok-1 314B: no catalog card (a mixture-of-experts model whose config was not sourced here)"),
     ("llama4", "Llama 4 Maverick: no catalog card (mixture of experts with interleaved dense layers, not sourced "
                "here)"),
@@ -126,7 +132,9 @@ class Row:
     mfu_percent: float | None
     peak_tflops: float | None  # the README's stated peak for this GPU and precision
     layout_from: str  # "the title" or "the configuration table's line N"
-    notes_query_groups: int | None  # the query groups of the README's worked FLOPs count
+    strong_scaling: bool  # a strong-scaling table (one GBS for every count): its own recipe per count
+    notes_query_groups: dict[int, int]  # query heads -> query groups of the README's worked FLOPs counts
+    notes_mha: bool  # the README's count takes K and V as wide as Q (multi-head attention)
     layers: int | None  # a Layers row of the table (a proxy run has fewer than the model)
     seq_from: str
     inferred: list[dict[str, str]] = field(default_factory=list)
@@ -145,7 +153,8 @@ class Row:
 
     def key(self) -> str:
         kind = {"pre-training": "pretrain", "sft": "sft", "lora": "lora"}[self.training]
-        return f"dgxc-{self.release}-{kind}-{self.gpus}gpu-{self.precision}"
+        key = f"dgxc-{self.release}-{kind}-{self.gpus}gpu-{self.precision}"
+        return f"{key}-strong-scaling-gbs{self.gbs}" if self.strong_scaling else key
 
 
 def _cells(line: str) -> list[str]:
@@ -171,17 +180,21 @@ class Context:
     release: str | None
     notes_seq: int | None
     peaks: dict[tuple[str, str], float]
-    notes_query_groups: int | None  # the query groups the Notes' worked FLOPs count uses
+    notes_query_groups: dict[int, int]  # query heads -> the query groups the Notes' worked FLOPs counts use
+    notes_mha: bool  # the Notes count K and V projections of hidden size (no grouped-query attention)
 
 
 def _document_context(lines: list[str]) -> Context:
     """The container release, the Notes' sequence length and query groups, the stated peaks (GPU, precision)."""
     text = "\n".join(lines)
-    groups = next((int(m.group(1)) for line in lines if (m := NOTES_GROUPS_RE.search(line))), None)
+    # Query groups by query heads: a README of several models (8B, 70B, 405B) works one count per model.
+    groups = {int(m.group(2)): int(m.group(1)) for line in lines if (m := NOTES_GROUPS_RE.search(line))}
     m = CONTAINER_RE.search(text)
     release = m.group(1) if m else None
     seq = next((int(m.group(1)) for line in lines if (m := NOTES_SEQ_RE.match(line))), None)
-    peaks = {(g.upper(), p.lower()): float(v) for g, p, v in PEAK_SENTENCE_RE.findall(text)}
+    # "... for GB200 BF16 is **2.45** PFLOPS": in TFLOPS, 2450.
+    peaks = {(g.upper(), p.lower()): float(v) * (1000 if unit.upper() == "P" else 1)
+             for g, p, v, unit in PEAK_SENTENCE_RE.findall(text)}
     # A peak table: "| Data Type | GB200 | H100 |" then "| BF16 | 2450 | 989 |".
     for i, line in enumerate(lines[:-1]):
         cells = _cells(line) if line.startswith("|") else []
@@ -193,7 +206,7 @@ def _document_context(lines: list[str]) -> Context:
                 for gpu, value in zip(cells[1:], row[1:], strict=False):
                     if NUMBER_RE.match(value.replace("*", "")):
                         peaks[(gpu.upper(), row[0].lower())] = float(value.replace("*", ""))
-    return Context(release, seq, peaks, groups)
+    return Context(release, seq, peaks, groups, any(NOTES_MHA_RE.search(line) for line in lines))
 
 
 def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list[str]]], str | None, str | None]]:
@@ -249,9 +262,11 @@ def _size(title: str) -> str | None:
 
 
 def _matching_configs(configs: list[Config], gpu_type: str, gpus: int, precision: str,
-                      size: str | None) -> list[Config]:
+                      size: str | None, gbs: int | None) -> list[Config]:
     out = []
     for c in configs:
+        if gbs is not None and "gbs" in c.cells and _count(c.cells["gbs"], gpus) != gbs:
+            continue  # the column states its GBS (weak and strong scaling tables list the same GPU counts)
         if c.gpu_type not in (None, gpu_type):
             continue
         if c.precision not in (None, precision):
@@ -305,7 +320,7 @@ def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Conf
             if key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq"):
                 settings[key] = int(value) if value.isdigit() else None
         return settings, "the title"
-    matches = _matching_configs(configs, gpu_type, gpus, precision, size)
+    matches = _matching_configs(configs, gpu_type, gpus, precision, size, settings.get("gbs"))
     if len(matches) != 1:
         return (f"{len(matches)} rows of the README's configuration tables match {gpus}x {gpu_type} {precision}"
                 + (f" {size}" if size else "") + ": the layout is not stated unambiguously")
@@ -333,6 +348,7 @@ def _number(cell: str) -> float | None:
 
 
 def _model_of(words: str) -> tuple[str, str] | str:
+    words = words.removesuffix(STRONG_SCALING)
     if words in MODELS:
         return MODELS[words]
     for stem, reason in UNIMPORTED:
@@ -416,7 +432,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
         ep=settings["ep"], mbs=settings["mbs"], fsdp=bool(fsdp), stated_ga=settings.get("ga"), step_time=step,
         step_text=values["step"].strip(), tokens_total=tokens, mfu_percent=mfu,
         peak_tflops=peaks.get(peak_key) if precision != "nvfp4" else None, layout_from=layout_from, layers=layers,
-        notes_query_groups=context.notes_query_groups,
+        notes_query_groups=context.notes_query_groups, notes_mha=context.notes_mha, strong_scaling=words.endswith(STRONG_SCALING),
         seq_from=seq_from, inferred=inferred))
 
 
@@ -448,7 +464,7 @@ def recomputed_total_tokens(row: Row) -> float:
 
 def _tokens_note(row: Row) -> str:
     ours = recomputed_total_tokens(row)
-    places = figures.decimals(row.step_time)
+    places = figures.written_decimals(row.step_text) or 0
     half = 0.5 * 10 ** -places
     low, high = row.seq * row.gbs / (row.step_time + half), row.seq * row.gbs / (row.step_time - half)
     gap = figures.relative_difference(row.tokens_total, ours) * 100
@@ -510,10 +526,12 @@ def _published(row: Row, catalog: Catalog) -> dict[str, Any]:
 def _query_groups_explanation(row: Row, arch: Architecture, published: float, frozen: bool) -> str:
     """Where the README's worked count states other query groups than the model's KV heads: the count with the
     README's groups (the same formula on the card with those KV heads), and whether it reproduces the MFU."""
-    groups = row.notes_query_groups
-    if groups is None or len(arch.attention) != 1:
+    if len(arch.attention) != 1:
         return ""
     name, kind = next(iter(arch.attention.items()))
+    groups = arch.attention_heads if row.notes_mha else row.notes_query_groups.get(arch.attention_heads)
+    if groups is None:
+        return ""
     if groups == kind.kv_heads:
         return ""
     theirs_arch = arch.model_copy(update={"attention": {name: kind.model_copy(update={"kv_heads": groups})}})
@@ -521,8 +539,10 @@ def _query_groups_explanation(row: Row, arch: Architecture, published: float, fr
                                           frozen_base=frozen)
     off = figures.relative_difference(published, theirs)
     verdict = "reproduces the published MFU" if off <= figures.PUBLISHED_TFLOPS_TOLERANCE else "does not reproduce it"
-    return (f" The README's Notes count the attention projections with {groups} query groups (1 + {groups}/"
-            f"{arch.attention_heads}), where {row.model} has {kind.kv_heads} KV heads: that count gives {theirs:.1f} "
+    how = ("as multi-head attention (24 L h^2: keys and values as wide as the queries)" if row.notes_mha else
+           f"with {groups} query groups (1 + {groups}/{arch.attention_heads})")
+    return (f" The README's Notes count the attention projections {how}, where {row.model} has {kind.kv_heads} KV "
+            f"heads: counted with {groups} KV heads the formula gives {theirs:.1f} "
             f"({off * 100:.2f}% apart), which {verdict}; the error is the README's.")
 
 
@@ -575,7 +595,8 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         f"'{row.title}' at line {row.line}, a step of {row.step_text} s per global batch of {row.gbs}.",
         f"Layout from {row.layout_from}; sequence length {row.seq} from {row.seq_from}. Not re-measured here. "
         "Settings the publication does not state are not invented: recompute and the MoE dispatcher are not stated "
-        "(null), the data is not stated; FP8's scaling recipe is not named (recorded as fp8); sequence "
+        "(null), the data is not stated; " + ("FP8's scaling recipe is not named (recorded as fp8); "
+                                              if row.precision == "fp8" else "") + "sequence "
         "parallelism is recorded as on when TP > 1 and listed as inferred.",
         _tokens_note(row),
         f"Tokens/s per GPU: the published {row.tokens_total:g} over {row.gpus} GPUs = {row.tokens_per_gpu:.1f}.",
@@ -583,6 +604,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     if row.stated_ga is not None and row.stated_ga != ga:
         notes.append(f"DISCREPANCY: {row.layout_from} states GA {row.stated_ga}; GBS {row.gbs} / (MBS {row.mbs} x "
                      f"DP {row.dp}) = {ga}, which the layout records.")
+    if row.mfu_percent is not None and row.peak_tflops is None:
+        notes.append(f"The README's MFU {row.mfu_percent:g}% is not compared: it states no {row.gpu_type} "
+                     f"{row.precision.upper()} peak.")
     if row.release == "unstated":
         notes.append("The README names no container release: recorded as 'unstated'.")
     if skipped:

@@ -105,7 +105,7 @@ def test_a_configuration_table_column_and_the_readme_query_group_error() -> None
     assert (row.gpu_type, row.release, row.layout_from) == ("GB200", "25.04.01", "the configuration table's line 14")
     assert (row.tp, row.pp, row.cp, row.vp, row.mbs, row.gbs, row.dp, row.gradient_accumulation) == (
         4, 8, 2, 8, 1, 64, 2, 32)
-    assert row.notes_query_groups == 16
+    assert row.notes_query_groups == {128: 16}
     recipe = dgxc.SOURCE.build(row, load_catalog(ROOT), document(V2504), [], [])
     result = recipe["result"]
     assert result["tokens_per_s_per_gpu"] == 438.2
