@@ -59,6 +59,7 @@ NOTES_GROUPS_RE = re.compile(r"attention flops\s*=\s*12\s*\*.*\(1\s*\+\s*(\d+)\s
 NOTES_MHA_RE = re.compile(r"attention flops\s*=\s*\(?\s*24\s*\*\s*\(number of layers\)")
 NOTES_SEQ_RE = re.compile(r"^\s*sequence length\s*=\s*(\d+)\s*$", re.IGNORECASE)
 GPU_CONTEXT_RE = re.compile(r"^\s*(?:#+\s*|\*\*)\s*(GB300|GB200|B300|B200|H100)s?\b")  # "# H100s specifications"
+TRAINING_CONTEXT_RE = re.compile(r"^\s*#+\s*(SFT|LoRA)\s*$", re.IGNORECASE)  # "### SFT" above a configuration table
 PRECISION_CONTEXT_RE = re.compile(r"^\s*#+\s*(BF16|FP8|NVFP4)\s*$", re.IGNORECASE)
 PEAK_SENTENCE_RE = re.compile(r"(H100|GB200|B200)\s+(FP8|BF16)\s+is\s+\**([\d.]+)\**\s*([TP])FLOPS", re.IGNORECASE)
 NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
@@ -69,7 +70,7 @@ CONFIG_COLUMNS = {"size": "size", "model size": "size", "precision": "precision"
                   "gpus": "gpus", "seqlen": "seq", "tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "vp": "vp",
                   "mbs": "mbs", "gbs": "gbs", "ga": "ga", "fsdp": "fsdp", "dp": "dp"}
 METRICS = {"training step time": "step", "throughput in tokens per second": "tokens",
-           "model flops utilization": "mfu",
+           "model flops utilization": "mfu", "tflops_per_gpu": "tflops",
            # Per-column settings some tables state as rows (the 24.09 405B table: Layers, GBS, PP, VP).
            "layers": "layers", "gbs": "gbs", "tp": "tp", "pp": "pp", "cp": "cp", "vp": "vp"}
 COLUMN_SETTINGS = ("gbs", "tp", "pp", "cp", "vp")
@@ -103,6 +104,7 @@ class Config:
     line: int
     gpu_type: str | None
     precision: str | None  # a "### FP8" heading above the table
+    training: str | None  # a "### SFT" or "### LORA" heading above the table
     cells: dict[str, str]
 
 
@@ -126,10 +128,12 @@ class Row:
     mbs: int
     fsdp: bool
     stated_ga: int | None
+    stated_dp: int | None  # a configuration table's DP column
     step_time: float
     step_text: str
     tokens_total: float
     mfu_percent: float | None
+    tflops: float | None  # a TFLOPS_per_GPU row (the DeepSeek-V3 README): the publication's own Model TFLOP/s
     peak_tflops: float | None  # the README's stated peak for this GPU and precision
     layout_from: str  # "the title" or "the configuration table's line N"
     strong_scaling: bool  # a strong-scaling table (one GBS for every count): its own recipe per count
@@ -209,11 +213,13 @@ def _document_context(lines: list[str]) -> Context:
     return Context(release, seq, peaks, groups, any(NOTES_MHA_RE.search(line) for line in lines))
 
 
-def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list[str]]], str | None, str | None]]:
-    """Every table: (header line, header cells, [(line, cells)], GPU-type context, precision-heading context)."""
+def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list[str]]], str | None, str | None,
+                                            str | None]]:
+    """Every table: (header line, header cells, [(line, cells)], GPU-type, precision and training headings above)."""
     out = []
     gpu_ctx: str | None = None
     prec_ctx: str | None = None
+    train_ctx: str | None = None
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -221,6 +227,8 @@ def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list
             gpu_ctx, prec_ctx = m.group(1).upper(), None
         elif m := PRECISION_CONTEXT_RE.match(line):
             prec_ctx = m.group(1).lower()
+        elif m := TRAINING_CONTEXT_RE.match(line):
+            train_ctx = m.group(1).lower()
         if line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
             header = _cells(line)
             body = []
@@ -229,7 +237,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list
             while j < len(lines) and "|" in lines[j] and lines[j].strip():
                 body.append((j + 1, _cells(lines[j])))
                 j += 1
-            out.append((i + 1, header, body, gpu_ctx, prec_ctx))
+            out.append((i + 1, header, body, gpu_ctx, prec_ctx, train_ctx))
             i = j
             continue
         i += 1
@@ -238,13 +246,13 @@ def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list
 
 def _configs(tables: list) -> list[Config]:
     configs = []
-    for _, header, body, gpu_ctx, prec_ctx in tables:
+    for _, header, body, gpu_ctx, prec_ctx, train_ctx in tables:
         keys = [CONFIG_COLUMNS.get(_plain(h).lower()) for h in header]
         if "gpus" not in keys or "tp" not in keys:
             continue
         for line, cells in body:
             values = {k: _plain(c) for k, c in zip(keys, cells, strict=False) if k}
-            configs.append(Config(line, gpu_ctx, prec_ctx, values))
+            configs.append(Config(line, gpu_ctx, prec_ctx, train_ctx, values))
     return configs
 
 
@@ -262,9 +270,11 @@ def _size(title: str) -> str | None:
 
 
 def _matching_configs(configs: list[Config], gpu_type: str, gpus: int, precision: str,
-                      size: str | None, gbs: int | None) -> list[Config]:
+                      size: str | None, gbs: int | None, training: str) -> list[Config]:
     out = []
     for c in configs:
+        if c.training not in (None, training):
+            continue
         if gbs is not None and "gbs" in c.cells and _count(c.cells["gbs"], gpus) != gbs:
             continue  # the column states its GBS (weak and strong scaling tables list the same GPU counts)
         if c.gpu_type not in (None, gpu_type):
@@ -308,7 +318,7 @@ def _fsdp(cell: str | None) -> bool | None:
 
 
 def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Config], gpu_type: str,
-                     precision: str, size: str | None) -> tuple[dict[str, Any], str] | str:
+                     precision: str, size: str | None, training: str) -> tuple[dict[str, Any], str] | str:
     """The column's settings (tp, pp, cp, vp, ep, mbs, gbs, ga, seq, fsdp) and where they are stated, or why not."""
     settings: dict[str, Any] = {}
     if m := GBS_RE.search(header_cell):
@@ -320,12 +330,12 @@ def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Conf
             if key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq"):
                 settings[key] = int(value) if value.isdigit() else None
         return settings, "the title"
-    matches = _matching_configs(configs, gpu_type, gpus, precision, size, settings.get("gbs"))
+    matches = _matching_configs(configs, gpu_type, gpus, precision, size, settings.get("gbs"), training)
     if len(matches) != 1:
         return (f"{len(matches)} rows of the README's configuration tables match {gpus}x {gpu_type} {precision}"
                 + (f" {size}" if size else "") + ": the layout is not stated unambiguously")
     c = matches[0]
-    for key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq"):
+    for key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq", "dp"):
         settings[key] = _count(c.cells.get(key), gpus)
     if "gbs" not in settings:
         settings["gbs"] = _count(c.cells.get("gbs"), gpus)
@@ -384,7 +394,8 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
         return
     mfu_cell = values.get("mfu", "")
     mfu = float(m.group(1)) if (m := PERCENT_RE.match(mfu_cell.strip())) else None
-    got = _column_settings(title, header_cell, gpus, configs, gpu_type, precision, _size(title))
+    tflops = _number(values.get("tflops", ""))
+    got = _column_settings(title, header_cell, gpus, configs, gpu_type, precision, _size(title), model[1])
     if isinstance(got, str):
         out.skips.append(Skip(line, f"{gpus}x {gpu_type}: {got}"))
         return
@@ -429,10 +440,12 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
         line=line, title=title, model=model[0], training=model[1],
         release=title_release.group(1) if title_release else (release or "unstated"), precision=precision,
         gpu_type=gpu_type, gpus=gpus, gbs=settings["gbs"], seq=seq, tp=tp, pp=pp, cp=cp, vp=settings["vp"],
-        ep=settings["ep"], mbs=settings["mbs"], fsdp=bool(fsdp), stated_ga=settings.get("ga"), step_time=step,
-        step_text=values["step"].strip(), tokens_total=tokens, mfu_percent=mfu,
+        ep=settings["ep"], mbs=settings["mbs"], fsdp=bool(fsdp), stated_ga=settings.get("ga"),
+        stated_dp=settings.get("dp"), step_time=step,
+        step_text=values["step"].strip(), tokens_total=tokens, mfu_percent=mfu, tflops=tflops,
         peak_tflops=peaks.get(peak_key) if precision != "nvfp4" else None, layout_from=layout_from, layers=layers,
-        notes_query_groups=context.notes_query_groups, notes_mha=context.notes_mha, strong_scaling=words.endswith(STRONG_SCALING),
+        notes_query_groups=context.notes_query_groups, notes_mha=context.notes_mha,
+        strong_scaling=words.endswith(STRONG_SCALING),
         seq_from=seq_from, inferred=inferred))
 
 
@@ -442,7 +455,7 @@ def parse(text: str) -> Parsed:
     context = _document_context(lines)
     tables = _tables(lines)
     configs = _configs(tables)
-    for line, header, body, _, _ in tables:
+    for line, header, body, _, _, _ in tables:
         if len(header) < 2 or not any(COLUMN_RE.match(_plain(h)) for h in header[1:]):
             continue
         metrics = _metric_rows(body)
@@ -483,24 +496,29 @@ CONVENTION = {"gated_experts": True, "sliding_windows": True, "causal_attention"
 def _published(row: Row, catalog: Catalog) -> dict[str, Any]:
     """The publication's MFU as Model TFLOP/s per GPU (MFU x the README's peak), compared with Megatron's causal
     count and with the README's Notes count (the core attention over the full sequence), each at 2/3 for LoRA."""
-    if row.mfu_percent is None or row.peak_tflops is None:
+    if row.tflops is None and (row.mfu_percent is None or row.peak_tflops is None):
         return {}
     arch = catalog.models[row.model].architecture
     assert arch is not None
-    published = round(row.mfu_percent / 100 * row.peak_tflops, 1)
+    if row.tflops is not None:
+        published = row.tflops
+        stated = f"the README's TFLOPS_per_GPU row states {row.tflops:g} TFLOP/s per GPU"
+    else:
+        assert row.mfu_percent is not None and row.peak_tflops is not None
+        published = round(row.mfu_percent / 100 * row.peak_tflops, 1)
+        stated = (f"the README's MFU {row.mfu_percent:g}% x its stated peak {row.peak_tflops:g} TFLOPS = "
+                  f"{published:.1f} TFLOP/s per GPU")
     frozen = row.training == "lora"
     causal = figures.model_tflops_per_gpu(arch, row.seq, row.tokens_per_gpu, frozen_base=frozen)
     full = figures.model_tflops_per_gpu(arch, row.seq, row.tokens_per_gpu, causal=False, frozen_base=frozen)
     tolerance = figures.PUBLISHED_TFLOPS_TOLERANCE
-    stated = (f"the README's MFU {row.mfu_percent:g}% x its stated peak {row.peak_tflops:g} TFLOPS = {published:.1f} "
-              "TFLOP/s per GPU")
     lora = ", both at 2/3 for LoRA's frozen base" if frozen else ""
     out: dict[str, Any] = {"published_model_tflops_per_gpu": published}
     if figures.relative_difference(published, causal) <= tolerance:
         out["published_model_tflops_note"] = (
-            f"Published as an MFU: {stated}; Megatron's causal count gives {causal:.1f} "
-            f"({figures.relative_difference(published, causal) * 100:.2f}% apart), the full-attention count of the "
-            f"README's Notes {full:.1f}{lora}.")
+            f"Published: {stated}; Megatron's causal count gives {causal:.1f} "
+            f"({figures.relative_difference(published, causal) * 100:.2f}% apart), the count without causal halving "
+            f"{full:.1f}{lora}.")
         if frozen:
             out["published_model_tflops_convention"] = {**CONVENTION, "causal_attention": True, "frozen_base": True}
         return out
@@ -512,12 +530,13 @@ def _published(row: Row, catalog: Catalog) -> dict[str, Any]:
             f"under Megatron's causal count{lora}.")
         out["published_model_tflops_convention"] = {**CONVENTION, "frozen_base": frozen}
         return out
-    # The MFU is printed to a few decimals of a percent: the TFLOP/s it gives is exact only to half a unit.
-    rounding = 0.5 * 10 ** -figures.decimals(row.mfu_percent) / row.mfu_percent
+    # The figure is printed to a few decimals: the TFLOP/s it gives is exact only to half a unit of the last one.
+    rounding = (0.5 * 10 ** -figures.decimals(row.tflops) / row.tflops if row.tflops is not None else
+                0.5 * 10 ** -figures.decimals(row.mfu_percent or 1.0) / (row.mfu_percent or 1.0))
     out["published_model_tflops_note"] = (
         f"DISCREPANCY: {stated}; its {row.tokens_per_gpu:.1f} tokens/s per GPU give {full:.1f} under the README's "
         f"count (full attention) and {causal:.1f} under Megatron's causal count{lora}: {off * 100:.2f}% from the "
-        f"nearer convention's, beyond the {tolerance * 100:g}% tolerance and the MFU's own rounding "
+        f"nearer convention's, beyond the {tolerance * 100:g}% tolerance and the published figure's own rounding "
         f"({rounding * 100:.2f}%)." + _query_groups_explanation(row, arch, published, frozen))
     out["published_figures_disagree"] = True
     return out
@@ -604,9 +623,12 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     if row.stated_ga is not None and row.stated_ga != ga:
         notes.append(f"DISCREPANCY: {row.layout_from} states GA {row.stated_ga}; GBS {row.gbs} / (MBS {row.mbs} x "
                      f"DP {row.dp}) = {ga}, which the layout records.")
-    if row.mfu_percent is not None and row.peak_tflops is None:
+    if row.mfu_percent is not None and row.peak_tflops is None and row.tflops is None:
         notes.append(f"The README's MFU {row.mfu_percent:g}% is not compared: it states no {row.gpu_type} "
                      f"{row.precision.upper()} peak.")
+    if row.stated_dp is not None and row.stated_dp != row.dp:
+        notes.append(f"DISCREPANCY: {row.layout_from} states DP {row.stated_dp}; {row.gpus} GPUs / (TP {row.tp} x PP "
+                     f"{row.pp} x CP {row.cp}) = {row.dp}, which the layout records.")
     if row.release == "unstated":
         notes.append("The README names no container release: recorded as 'unstated'.")
     if skipped:
