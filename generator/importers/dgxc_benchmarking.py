@@ -67,7 +67,8 @@ PERCENT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
 # Config-table header text (lower case) -> key.
 CONFIG_COLUMNS = {"size": "size", "model size": "size", "precision": "precision", "datatype": "precision",
-                  "gpus": "gpus", "seqlen": "seq", "tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "vp": "vp",
+                  "gpus": "gpus", "seqlen": "seq", "tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "etp": "etp",
+                  "vp": "vp",
                   "mbs": "mbs", "gbs": "gbs", "ga": "ga", "fsdp": "fsdp", "dp": "dp"}
 METRICS = {"training step time": "step", "throughput in tokens per second": "tokens",
            "model flops utilization": "mfu", "tflops_per_gpu": "tflops",
@@ -88,7 +89,9 @@ STRONG_SCALING = "strongscaling"  # a title word: the same GPU counts at one fix
 UNIMPORTED = (
     ("nemotronh", "NVIDIA Nemotron-H (a hybrid Mamba-2 / attention model): no catalog card (its block pattern and "
                   "Mamba sizes were not sourced here)"),
-    ("grok", "Grok-1 314B: no catalog card (a mixture-of-experts model whose config was not sourced here)"),
+    ("grok", "Grok-1 314B: no catalog card (the README's Notes count NVIDIA's benchmark configuration with a "
+             "128,256-token vocabulary, not xAI's released 131,072; the expert count and FFN width it runs with were "
+             "not sourced here)"),
     ("llama4", "Llama 4 Maverick: no catalog card (mixture of experts with interleaved dense layers, not sourced "
                "here)"),
     ("maxtext", "a MaxText (JAX) run: its layout is stated only as FSDP+DP, which the table does not split into "
@@ -125,6 +128,7 @@ class Row:
     cp: int
     vp: int
     ep: int
+    etp: int  # expert tensor parallelism (a configuration table's ETP; 1 where not stated or NA)
     mbs: int
     fsdp: bool
     stated_ga: int | None
@@ -335,7 +339,7 @@ def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Conf
         return (f"{len(matches)} rows of the README's configuration tables match {gpus}x {gpu_type} {precision}"
                 + (f" {size}" if size else "") + ": the layout is not stated unambiguously")
     c = matches[0]
-    for key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq", "dp"):
+    for key in ("tp", "pp", "cp", "vp", "ep", "etp", "mbs", "ga", "seq", "dp"):
         settings[key] = _count(c.cells.get(key), gpus)
     if "gbs" not in settings:
         settings["gbs"] = _count(c.cells.get("gbs"), gpus)
@@ -440,7 +444,8 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
         line=line, title=title, model=model[0], training=model[1],
         release=title_release.group(1) if title_release else (release or "unstated"), precision=precision,
         gpu_type=gpu_type, gpus=gpus, gbs=settings["gbs"], seq=seq, tp=tp, pp=pp, cp=cp, vp=settings["vp"],
-        ep=settings["ep"], mbs=settings["mbs"], fsdp=bool(fsdp), stated_ga=settings.get("ga"),
+        ep=settings["ep"], etp=settings.get("etp") or 1, mbs=settings["mbs"], fsdp=bool(fsdp),
+        stated_ga=settings.get("ga"),
         stated_dp=settings.get("dp"), step_time=step,
         step_text=values["step"].strip(), tokens_total=tokens, mfu_percent=mfu, tflops=tflops,
         peak_tflops=peaks.get(peak_key) if precision != "nvfp4" else None, layout_from=layout_from, layers=layers,
@@ -654,7 +659,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "label": label,
             "summary": f"{row.gpus} {row.gpu_type}, {label}, micro-batch {row.mbs}, global batch {row.gbs} x "
                        f"{row.seq} tokens, {row.precision.upper()}; as published.",
-            "tp": row.tp, "pp": row.pp, "vpp": row.vp, "cp": row.cp, "ep": row.ep, "etp": 1, "dp": row.dp,
+            "tp": row.tp, "pp": row.pp, "vpp": row.vp, "cp": row.cp, "ep": row.ep, "etp": row.etp, "dp": row.dp,
             "fsdp": row.fsdp, "gradient_accumulation": ga, "sequence_parallel": row.tp > 1,
             "layer_split": None, "rows_per_microbatch": row.mbs, "recompute": None, "dispatcher": None,
             "mtp_layers": None, "pipeline_layout": _placement(row, catalog),
@@ -691,9 +696,9 @@ class DgxcBenchmarking(Source):
                     f"{row.model}'s {arch.layers}")
         if row.ep > 1 and (arch is None or arch.moe is None):
             return f"{row.gpus}x {row.gpu_type}: EP {row.ep} on {row.model}, a dense model"
-        # Megatron carves the expert-parallel group out of TP x CP x DP (ETP 1, as the tables state it).
-        if row.ep > 1 and (row.tp * row.cp * row.dp) % row.ep:
-            return (f"{row.gpus}x {row.gpu_type}: EP {row.ep} does not divide TP x CP x DP = "
+        # Megatron carves the expert groups (EP x ETP) out of TP x CP x DP.
+        if (row.tp * row.cp * row.dp) % (row.ep * row.etp):
+            return (f"{row.gpus}x {row.gpu_type}: EP {row.ep} x ETP {row.etp} does not divide TP x CP x DP = "
                     f"{row.tp * row.cp * row.dp}")
         return None
 
