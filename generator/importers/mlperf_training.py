@@ -216,23 +216,44 @@ def _value(raw: str) -> str:
     return m.group(1).strip("\"'") if m else raw
 
 
-def read_config(path: Path, seen: frozenset[Path] = frozenset()) -> dict[str, str]:
+_README_LINK = re.compile(r"\]\(\.\./([\w.-]+)/?\)")
+
+
+def referred_implementations(folder: Path) -> list[Path]:
+    """The sibling implementation folders that a folder's README.md points to (`[b200_nemo](../b200_nemo)`): a
+    folder of configs whose README says to refer to another implementation for the details."""
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return []
+    names = _README_LINK.findall(readme.read_text(encoding="utf-8", errors="replace"))
+    return [folder.parent / name for name in dict.fromkeys(names) if (folder.parent / name).is_dir()]
+
+
+def read_config(path: Path, seen: frozenset[Path] = frozenset(),
+                origin: dict[str, Path] | None = None) -> dict[str, str]:
     """The variables a config_*.sh sets, in order, following `source config_*.sh` of its own folder (later
-    assignments win, as in bash). Expressions are kept as text (an int field that holds one is 'not stated')."""
+    assignments win, as in bash). Expressions are kept as text (an int field that holds one is 'not stated').
+    A sourced file that the config's folder lacks is read from the implementation its README.md refers to; origin
+    (when given) records the file each variable was last set in, so such values can be marked inferred."""
     values: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         sourced = _SOURCE.match(line)
         if sourced:
-            # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh).
-            for other in (path.parent / sourced.group(1), path.parent / "configs" / sourced.group(1),
-                          path.parent.parent / sourced.group(1)):
+            # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh),
+            # else in the implementation the folder's README refers to.
+            name = sourced.group(1)
+            places = [path.parent / name, path.parent / "configs" / name, path.parent.parent / name]
+            places += [other / name for other in referred_implementations(path.parent)]
+            for other in places:
                 if other.is_file() and other not in seen:
-                    values.update(read_config(other, seen | {path}))
+                    values.update(read_config(other, seen | {path}, origin))
                     break
             continue
         m = _ASSIGN.match(line)
         if m:
             values[m.group(1)] = _value(m.group(2))
+            if origin is not None:
+                origin[m.group(1)] = path
     return values
 
 
@@ -282,15 +303,19 @@ class Config:
 
 
 def config_from(values: dict[str, str], rel: str,
-                defaults: dict[str, tuple[str, str]] | None = None) -> Config:
+                defaults: dict[str, tuple[str, str]] | None = None,
+                referred: dict[str, str] | None = None) -> Config:
     """The layout and precision a config states; a variable it does not set takes its implementation's YAML default
-    (recorded in from_defaults, so the recipe marks the field inferred)."""
-    defaults = defaults or {}
+    (recorded in from_defaults, so the recipe marks the field inferred). referred: the variables read from a file
+    of another implementation folder (see read_config) -> where, also recorded in from_defaults."""
+    defaults, referred = defaults or {}, referred or {}
     used: list[tuple[str, str]] = []
 
     def pick(field_name: str, *names: str) -> str | None:
         for name in names:
             if name in values:
+                if name in referred:
+                    used.append((field_name, referred[name]))
                 return values[name]
         for name in names:
             if name in defaults:
@@ -304,7 +329,10 @@ def config_from(values: dict[str, str], rel: str,
     def as_flag(text: str | None) -> bool | None:
         return None if text is None else text.lower() in ("true", "1", "yes")
 
-    fp4, fp8_text = as_flag(values.get("FP4")), pick("workload.precision", "FP8")
+    fp4_text = values.get("FP4")
+    if fp4_text is not None and "FP4" in referred:
+        used.append(("workload.precision", referred["FP4"]))
+    fp4, fp8_text = as_flag(fp4_text), pick("workload.precision", "FP8")
     fp8 = as_flag(fp8_text)
     if fp4:
         recipe = values.get("FP4_RECIPE")
@@ -318,7 +346,7 @@ def config_from(values: dict[str, str], rel: str,
         precision, stated, source = "bf16", True, "FP8=False"
     else:
         precision, stated, source = "", False, "no FP8 or FP4 setting, and no YAML default for FP8"
-    if "FP8" not in values and fp8 is not None:
+    if ("FP8" not in values and fp8 is not None) or {"FP4", "FP8"} & set(referred):
         stated = False
     return Config(
         path=rel, nodes=as_int(values.get("DGXNNODES", values.get("NNODES"))),
@@ -350,7 +378,22 @@ def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Conf
         impl = path.relative_to(base).parts[0]
         if impl not in defaults:
             defaults[impl] = yaml_defaults(base / impl, root)
-        out.append((impl, config_from(read_config(path), path.relative_to(root).as_posix(), defaults[impl])))
+        origin: dict[str, Path] = {}
+        values = read_config(path, origin=origin)
+        out.append((impl, config_from(values, path.relative_to(root).as_posix(), defaults[impl],
+                                      _referred(values, origin, path, root))))
+    return out
+
+
+def _referred(values: dict[str, str], origin: dict[str, Path], config: Path, root: Path) -> dict[str, str]:
+    """The variables a config took from a file of another implementation folder (its README's referral) -> a
+    sentence saying where, for the recipe's inferred entries."""
+    out = {}
+    for name, where in origin.items():
+        if where.parent.parent == config.parent.parent and where.parent != config.parent:
+            out[name] = (f"{name}={values[name]} in {where.relative_to(root).as_posix()}: the config sources "
+                         f"{where.name}, which its own folder lacks, and {config.parent.name}/README.md refers to "
+                         f"../{where.parent.name} for the details")
     return out
 
 
@@ -730,8 +773,9 @@ def _inferred(row: Row, accumulation: int | None, layers: int | None, vpp: int) 
                     + (defaults.get("workload.row_tokens") or (f"MAX_SEQLEN of {c.path}" if c.seq == row.seq
                                                                else LORA_SEQ_REASON))})
     if not c.precision_stated:
+        precision_from = "; ".join(where for name, where in c.from_defaults if name == "workload.precision")
         out.append({"field": "workload.precision", "reason": f"{c.path} sets neither FP8 nor FP4: "
-                    + (defaults.get("workload.precision") or f"{c.precision}, the implementation's default")})
+                    + (precision_from or f"{c.precision}, the implementation's default")})
     for name in ("layout.tp", "layout.pp", "layout.cp", "layout.rows_per_microbatch"):
         if name in defaults:
             out.append({"field": name, "reason": f"{c.path} does not set it: {defaults[name]}"})
