@@ -270,6 +270,39 @@ def yaml_defaults(impl: Path, root: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+_MIXED_PRECISION = "MegatronMixedPrecision("
+_FP8_LITERAL = re.compile(r"""\bfp8\s*=\s*["'](hybrid|e4m3)["']""")
+
+
+def _call_text(text: str, start: int) -> str:
+    """The argument text of the call whose opening parenthesis ends at start (nested parentheses balanced)."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i]
+    return text[start:]
+
+
+def code_precision(impl: Path, root: Path) -> tuple[str, str] | None:
+    """The FP8 setting an implementation's train.py hard-codes where its configs set none: a literal
+    fp8="hybrid" (or "e4m3") passed to NeMo's MegatronMixedPrecision, Transformer Engine's delayed-scaling FP8 ->
+    ("fp8", where it was read). None when no train.py hard-codes one, or when two disagree."""
+    found: dict[str, str] = {}
+    for path in sorted(impl.glob("**/train.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        at = text.find(_MIXED_PRECISION)
+        while at >= 0:
+            start = at + len(_MIXED_PRECISION)
+            m = _FP8_LITERAL.search(_call_text(text, start))
+            if m:
+                line = text.count("\n", 0, start + m.start()) + 1
+                found.setdefault("fp8", f"fp8=\"{m.group(1)}\" passed to MegatronMixedPrecision in "
+                                        f"{path.relative_to(root).as_posix()} line {line}")
+            at = text.find(_MIXED_PRECISION, start)
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
 @dataclass(frozen=True)
 class Config:
     path: str  # relative to the round's root
@@ -304,10 +337,11 @@ class Config:
 
 def config_from(values: dict[str, str], rel: str,
                 defaults: dict[str, tuple[str, str]] | None = None,
-                referred: dict[str, str] | None = None) -> Config:
+                referred: dict[str, str] | None = None, code: tuple[str, str] | None = None) -> Config:
     """The layout and precision a config states; a variable it does not set takes its implementation's YAML default
     (recorded in from_defaults, so the recipe marks the field inferred). referred: the variables read from a file
-    of another implementation folder (see read_config) -> where, also recorded in from_defaults."""
+    of another implementation folder (see read_config) -> where, also recorded in from_defaults. code: the
+    precision the implementation's train.py hard-codes (code_precision), used only where nothing else states one."""
     defaults, referred = defaults or {}, referred or {}
     used: list[tuple[str, str]] = []
 
@@ -344,6 +378,10 @@ def config_from(values: dict[str, str], rel: str,
         stated, source = True, "FP8=True" + (f", FP8_RECIPE={recipe}" if recipe else " (its scaling recipe unstated)")
     elif fp8 is False:
         precision, stated, source = "bf16", True, "FP8=False"
+    elif code is not None:
+        precision, stated = code[0], False
+        source = f"implementation code: no FP8 or FP4 setting in the config or its YAML, and {code[1]}"
+        used.append(("workload.precision", code[1]))
     else:
         precision, stated, source = "", False, "no FP8 or FP4 setting, and no YAML default for FP8"
     if ("FP8" not in values and fp8 is not None) or {"FP4", "FP8"} & set(referred):
@@ -371,6 +409,7 @@ def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Conf
     implementation folder (config_common* are read only through `source`)."""
     out = []
     defaults: dict[str, dict[str, tuple[str, str]]] = {}
+    code: dict[str, tuple[str, str] | None] = {}
     base = root / submitter / "benchmarks" / benchmark / "implementations"
     for path in sorted(base.glob("*/**/config_*.sh")):
         if path.name.startswith("config_common"):
@@ -378,10 +417,11 @@ def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Conf
         impl = path.relative_to(base).parts[0]
         if impl not in defaults:
             defaults[impl] = yaml_defaults(base / impl, root)
+            code[impl] = code_precision(base / impl, root)
         origin: dict[str, Path] = {}
         values = read_config(path, origin=origin)
         out.append((impl, config_from(values, path.relative_to(root).as_posix(), defaults[impl],
-                                      _referred(values, origin, path, root))))
+                                      _referred(values, origin, path, root), code[impl])))
     return out
 
 
