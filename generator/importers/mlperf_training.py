@@ -404,24 +404,60 @@ def config_from(values: dict[str, str], rel: str,
         from_defaults=tuple(used))
 
 
+# Benchmark folder names some submitters use instead of MLPerf's (normalised as _folder_benchmark does).
+_FOLDER_ALIASES = {"llama2_70b": "llama2_70b_lora", "llama3_8b": "llama31_8b", "llama3_1_8b": "llama31_8b",
+                   "llama3_405b": "llama31_405b", "llama3_1_405b": "llama31_405b"}
+
+
+def _folder_benchmark(name: str) -> str:
+    """The benchmark a submitter's folder names: lower case, punctuation as '_', a trailing version number dropped
+    (smc's gpt3.4.28 -> gpt3, llama2-70b_lora -> llama2_70b_lora), then the aliases above."""
+    norm = re.sub(r"(_\d+)+$", "", re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
+    return _FOLDER_ALIASES.get(norm, norm)
+
+
+def benchmark_folders(root: Path, submitter: str, benchmark: str) -> list[Path]:
+    """The submitter's folders of a benchmark: benchmarks/<benchmark>, or a folder under benchmarks/ (or, as some
+    submitters spell it, benchmark/) whose name names the benchmark."""
+    out = []
+    for parent in ("benchmarks", "benchmark"):
+        base = root / submitter / parent
+        if base.is_dir():
+            out += [f for f in sorted(base.iterdir()) if f.is_dir() and _folder_benchmark(f.name) == benchmark]
+    return out
+
+
+def _config_paths(folder: Path) -> list[tuple[Path, Path]]:
+    """(implementation folder, config) for a benchmark folder: NVIDIA's layout keeps implementations under
+    implementations/<name>/ (any depth); a submitter without implementations/ keeps them in the benchmark folder
+    itself or in a folder of it."""
+    impls = folder / "implementations"
+    base, direct = (impls, False) if impls.is_dir() else (folder, True)
+    out = []
+    for path in sorted(base.glob("**/config_*.sh")):
+        parts = path.relative_to(base).parts
+        if path.name.startswith("config_common") or (len(parts) == 1 and not direct):
+            continue
+        out.append((base / parts[0] if len(parts) > 1 else base, path))
+    return out
+
+
 def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Config]]:
-    """(implementation folder, config) for every config_*.sh of the submitter's benchmark, at any depth of its
+    """(implementation folder name, config) for every config_*.sh of the submitter's benchmark, at any depth of its
     implementation folder (config_common* are read only through `source`)."""
     out = []
-    defaults: dict[str, dict[str, tuple[str, str]]] = {}
-    code: dict[str, tuple[str, str] | None] = {}
-    base = root / submitter / "benchmarks" / benchmark / "implementations"
-    for path in sorted(base.glob("*/**/config_*.sh")):
-        if path.name.startswith("config_common"):
-            continue
-        impl = path.relative_to(base).parts[0]
-        if impl not in defaults:
-            defaults[impl] = yaml_defaults(base / impl, root)
-            code[impl] = code_precision(base / impl, root)
-        origin: dict[str, Path] = {}
-        values = read_config(path, origin=origin)
-        out.append((impl, config_from(values, path.relative_to(root).as_posix(), defaults[impl],
-                                      _referred(values, origin, path, root), code[impl])))
+    defaults: dict[Path, dict[str, tuple[str, str]]] = {}
+    code: dict[Path, tuple[str, str] | None] = {}
+    for folder in benchmark_folders(root, submitter, benchmark):
+        for impl, path in _config_paths(folder):
+            if impl not in defaults:
+                defaults[impl] = yaml_defaults(impl, root)
+                code[impl] = code_precision(impl, root)
+            origin: dict[str, Path] = {}
+            values = read_config(path, origin=origin)
+            name = "" if impl == folder else impl.name
+            out.append((name, config_from(values, path.relative_to(root).as_posix(), defaults[impl],
+                                          _referred(values, origin, path, root), code[impl])))
     return out
 
 
@@ -462,7 +498,8 @@ def _for_gpu(c: Config, gpu: str) -> bool:
 
 def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
     """Tie-breaks between configs that fit a row but differ: the implementation folder named as the system (or the
-    system's name plus a suffix), then the config file named for the row's GPU type."""
+    system's name plus a suffix), then the config file named for the row's GPU type, then the config's own folder
+    named as the system."""
 
     def platform(c: Config) -> str:
         """config_<platform>_<nodes>x<gpus>x...sh or config_<platform>.sh -> platform."""
@@ -473,7 +510,15 @@ def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
              lambda impl, c: impl == system or impl.startswith(system + "_") or system.startswith(impl + "_")),
             ("the config named for the system's platform",
              lambda impl, c: bool(platform(c)) and platform(c) in system.lower()),
-            (f"the config named for {gpu}", lambda impl, c: _names_gpu(c.path.rsplit("/", 1)[1], gpu))]
+            (f"the config named for {gpu}", lambda impl, c: _names_gpu(c.path.rsplit("/", 1)[1], gpu)),
+            ("the config's own folder named as the system", lambda impl, c: _in_system_folder(c, system))]
+
+
+def _in_system_folder(c: Config, system: str) -> bool:
+    """The config sits in a folder named exactly as the row's system (Nebius keeps configs/nebius_b300_n1/...): the
+    submitter's own statement of which config ran on that system."""
+    parts = c.path.split("/")
+    return len(parts) >= 2 and parts[-2] == system
 
 
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
@@ -482,17 +527,28 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
     CP) x MINIBS) equal the system's and the log's. Several that agree on every layout setting are one; else the
     tie-breaks of _named_for narrow them; else the row is ambiguous. (config, how it was chosen or why none)."""
     found = _configs(root, submitter, benchmark)
-    where = f"{submitter}/benchmarks/{benchmark}/implementations/"
+    folders = [f.relative_to(root).as_posix() for f in benchmark_folders(root, submitter, benchmark)]
+    where = " or ".join(f"{f}/" for f in folders) or f"{submitter}/benchmarks/{benchmark}/implementations/"
     if not found:
-        return None, f"no config_*.sh under {where}"
+        return None, (f"no config_*.sh under {where} or another folder of {submitter} named for {benchmark} "
+                      "(benchmarks/ or benchmark/)")
     gpus = nodes * per_node
     fits = [(impl, c) for impl, c in found if c.nodes == nodes and c.per_node in (per_node, None)
-            and c.global_batch(gpus) == global_batch and _for_gpu(c, gpu)]
+            and c.global_batch(gpus) == global_batch]
+    # A config named for another GPU type counts only when it sits in a folder named as the system and no config made
+    # for the row's GPU does (Nebius ran configs/nebius_b300_n1/config_DGXB200_... on B300; Supermicro's B300 system
+    # has implementations/AS-8126GS-NB3RT/config_DGXB200_...). ROCm variables must still match the vendor.
+    named = [(impl, c) for impl, c in fits if (impl == system or _in_system_folder(c, system))
+             and c.rocm == gpu.startswith("MI")]
+    fits = [(impl, c) for impl, c in fits if _for_gpu(c, gpu)]
+    chosen_by: list[str] = []
+    if named and not any(impl == system or _in_system_folder(c, system) for impl, c in fits):
+        fits, chosen_by = named, [f"its folder, named as the system (the config's name names another GPU than {gpu})"]
     if not fits:
         return None, (f"none of {len(found)} config_*.sh under {where} has {nodes} node(s) x {per_node} GPUs and "
                       f"global batch {global_batch} for {gpu} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or "
-                      "GPUs / (TP x PP x CP) x MINIBS; not named for another GPU type; ROCm variables exactly on AMD)")
-    chosen_by = []
+                      "GPUs / (TP x PP x CP) x MINIBS; not named for another GPU type and ROCm variables exactly on AMD,"
+                      " unless in a folder named as the system)")
     for label, keep in _named_for(system, gpu):
         if len(fits) == 1:
             break
