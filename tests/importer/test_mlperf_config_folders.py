@@ -1,0 +1,60 @@
+"""Where MLPerf submitters keep their configs (generator/importers/mlperf_training.py benchmark_folders, match_config):
+not every submitter follows NVIDIA's benchmarks/<benchmark>/implementations/<name>/ layout. Nebius's v5.1 llama2_70b_lora
+folder has no implementations/ and keeps one config folder per system (configs/nebius_b300_n1/...); its B300 system
+ran a config named config_DGXB200_... (excerpt: SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.importers import mlperf_training as mlperf
+
+ROOT = Path(__file__).resolve().parents[2]
+ROUND = ROOT / "tests/importer/data/mlperf_training/training_results_v5.1"
+NEBIUS = "Nebius/benchmarks/llama2_70b_lora"
+
+
+@pytest.mark.parametrize(("folder", "benchmark"), [
+    ("gpt3.4.28", "gpt3"),  # smc, v4.0
+    ("llama2-70b_lora", "llama2_70b_lora"),  # smc, v4.0
+    ("llama2_70b", "llama2_70b_lora"),  # Fujitsu, v4.1
+    ("llama3_8b", "llama31_8b"),  # HPE, v5.1
+    ("llama31_405b", "llama31_405b"),
+    ("bert", "bert"),
+])
+def test_a_folder_name_names_its_benchmark(folder: str, benchmark: str) -> None:
+    assert mlperf._folder_benchmark(folder) == benchmark
+
+
+def test_configs_of_a_benchmark_folder_without_implementations() -> None:
+    assert mlperf.benchmark_folders(ROUND, "Nebius", "llama2_70b_lora") == [ROUND / NEBIUS]
+    paths = sorted(c.path for _, c in mlperf._configs(ROUND, "Nebius", "llama2_70b_lora"))
+    assert paths == [f"{NEBIUS}/config_DGXB200_1x8x1xtp1pp1cp1.sh",
+                     f"{NEBIUS}/configs/nebius_b200_n1/config_DGXB200_1x8x1xtp1pp1cp1_fp4.sh",
+                     f"{NEBIUS}/configs/nebius_b300_n1/config_DGXB200_1x8x1xtp1pp1cp1.sh"]
+
+
+def test_a_config_in_the_folder_named_as_the_system_breaks_the_tie() -> None:
+    """nebius_b200_n1 (1 x 8 B200, global batch 8, as its log states): all three configs have 1 node x 8 GPUs and 8 /
+    (TP1 x PP1 x CP1) x MINIBS 1 = 8, but the top-level one states FP8 and the other two FP4 (config_common_fp4.sh:
+    FP4=True, FP4_RECIPE="nvfp4"); the one in configs/nebius_b200_n1/ is the one that ran."""
+    config, how = mlperf.match_config(ROUND, "Nebius", "nebius_b200_n1", "llama2_70b_lora", 1, 8, 8, "B200")
+    assert config is not None, how
+    assert config.path == f"{NEBIUS}/configs/nebius_b200_n1/config_DGXB200_1x8x1xtp1pp1cp1_fp4.sh"
+    assert config.precision == "nvfp4" and how.endswith("chosen by the config named for B200 and the config's own "
+                                                        "folder named as the system)")
+
+
+def test_a_config_named_for_another_gpu_counts_in_the_folder_named_as_the_system() -> None:
+    """nebius_b300_n1 (1 x 8 B300): every config is named for B200, so none is made for B300; the one in
+    configs/nebius_b300_n1/ is taken, and the recipe's configuration note says why."""
+    config, how = mlperf.match_config(ROUND, "Nebius", "nebius_b300_n1", "llama2_70b_lora", 1, 8, 8, "B300")
+    assert config is not None, how
+    assert config.path == f"{NEBIUS}/configs/nebius_b300_n1/config_DGXB200_1x8x1xtp1pp1cp1.sh"
+    assert (config.tp, config.cp, config.mbs, config.precision) == (1, 1, 1, "nvfp4")
+    assert "named as the system (the config's name names another GPU than B300)" in how
+    # A system with no folder of its own gets no config named for another GPU.
+    none, why = mlperf.match_config(ROUND, "Nebius", "nebius_b300_n2", "llama2_70b_lora", 1, 8, 8, "B300")
+    assert none is None and why.startswith(f"none of 3 config_*.sh under {NEBIUS}/ has 1 node(s) x 8 GPUs")
