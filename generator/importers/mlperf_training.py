@@ -474,7 +474,8 @@ def _referred(values: dict[str, str], origin: dict[str, Path], config: Path, roo
 
 
 # The GPU types a config's file name may name (config_DGXB200_..., config_MI325X_...).
-_GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X", "MI355X")
+_GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200-NVL", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X",
+              "MI355X")
 
 
 def _names_gpu(name: str, gpu: str) -> bool:
@@ -491,6 +492,8 @@ def _for_gpu(c: Config, gpu: str) -> bool:
         named.discard("B200")
     if "GB300" in named:
         named.discard("B300")
+    if "H200-NVL" in named:  # config_XE7740lx8H200-NVL-141GB_...: the NVL part, not an SXM H200
+        named.discard("H200")
     if named and gpu not in named:
         return False
     return c.rocm == gpu.startswith("MI")

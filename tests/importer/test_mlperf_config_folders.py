@@ -58,3 +58,12 @@ def test_a_config_named_for_another_gpu_counts_in_the_folder_named_as_the_system
     # A system with no folder of its own gets no config named for another GPU.
     none, why = mlperf.match_config(ROUND, "Nebius", "nebius_b300_n2", "llama2_70b_lora", 1, 8, 8, "B300")
     assert none is None and why.startswith(f"none of 3 config_*.sh under {NEBIUS}/ has 1 node(s) x 8 GPUs")
+
+
+def test_a_config_named_for_the_h200_nvl_is_not_an_sxm_h200s() -> None:
+    """Dell's v5.0 llama2_70b_lora configs: config_XE7740lx8H200-NVL-141GB_... ran on the XE7740 (H200 NVL), and
+    config_XE9680lx8H200-SXM-141GB_... on the XE9680L (H200 SXM); "H200" inside "H200-NVL" names no SXM part."""
+    nvl = mlperf.config_from({"DGXNNODES": "1"}, "x/config_XE7740lx8H200-NVL-141GB_1x8x2xtp1pp1cp2.sh")
+    sxm = mlperf.config_from({"DGXNNODES": "1"}, "x/config_XE9680lx8H200-SXM-141GB_1x8x2xtp1pp1cp2.sh")
+    assert mlperf._for_gpu(nvl, "H200-NVL") and not mlperf._for_gpu(nvl, "H200")
+    assert mlperf._for_gpu(sxm, "H200") and not mlperf._for_gpu(sxm, "H200-NVL")
