@@ -524,6 +524,23 @@ def _in_system_folder(c: Config, system: str) -> bool:
     return len(parts) >= 2 and parts[-2] == system
 
 
+_MAXTEXT_QUANT = re.compile(r"\bquantization=([A-Za-z0-9_]+)")
+
+
+def _maxtext_note(root: Path, submitter: str, benchmark: str) -> str:
+    """Why a submission without config_*.sh that launches MaxText (Google's TPU rows) stays out: its launch scripts
+    state the layout, but their quantization (int8) is a precision the registry's schema has no value for."""
+    scripts = [p for f in benchmark_folders(root, submitter, benchmark) for p in sorted(f.glob("**/*.sh"))
+               if "MaxText/train.py" in p.read_text(encoding="utf-8", errors="replace")]
+    if not scripts:
+        return ""
+    quant = sorted({m.group(1) for p in scripts
+                    for m in _MAXTEXT_QUANT.finditer(p.read_text(encoding="utf-8", errors="replace"))})
+    return (f"; its {len(scripts)} MaxText launch script(s) ({', '.join(p.name for p in scripts)}) set "
+            + (f"quantization={'/'.join(quant)}, a precision the schema has no value for" if quant
+               else "no quantization, and their precision is not read by this importer"))
+
+
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
                  global_batch: int, gpu: str) -> tuple[Config | None, str]:
     """The config that ran this row: its nodes x GPUs per node and the global batch it implies (GPUs / (TP x PP x
@@ -534,7 +551,7 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
     where = " or ".join(f"{f}/" for f in folders) or f"{submitter}/benchmarks/{benchmark}/implementations/"
     if not found:
         return None, (f"no config_*.sh under {where} or another folder of {submitter} named for {benchmark} "
-                      "(benchmarks/ or benchmark/)")
+                      "(benchmarks/ or benchmark/)" + _maxtext_note(root, submitter, benchmark))
     gpus = nodes * per_node
     fits = [(impl, c) for impl, c in found if c.nodes == nodes and c.per_node in (per_node, None)
             and c.global_batch(gpus) == global_batch]

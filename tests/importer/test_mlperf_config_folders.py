@@ -67,3 +67,16 @@ def test_a_config_named_for_the_h200_nvl_is_not_an_sxm_h200s() -> None:
     sxm = mlperf.config_from({"DGXNNODES": "1"}, "x/config_XE9680lx8H200-SXM-141GB_1x8x2xtp1pp1cp2.sh")
     assert mlperf._for_gpu(nvl, "H200-NVL") and not mlperf._for_gpu(nvl, "H200")
     assert mlperf._for_gpu(sxm, "H200") and not mlperf._for_gpu(sxm, "H200-NVL")
+
+
+def test_a_maxtext_submission_is_skipped_for_its_int8(tmp_path: Path) -> None:
+    """Google's v4.0 gpt3 rows ship MaxText launch scripts, not config_*.sh; v5p-1024.sh (SOURCES.md) states its
+    layout but quantization=int8, which Precision has no value for: the skip reason says so."""
+    impl = tmp_path / "Google/benchmarks/gpt3/implementations/maxtext"
+    impl.mkdir(parents=True)
+    script = ROOT / "tests/importer/data/mlperf_training/maxtext/v5p-1024.sh"
+    (impl / script.name).write_bytes(script.read_bytes())
+    config, why = mlperf.match_config(tmp_path, "Google", "cloud-tpu-v5p-1024-maxtext", "gpt3", 128, 4, 1536, "TPU-v5p")
+    assert config is None
+    assert why.endswith("; its 1 MaxText launch script(s) (v5p-1024.sh) set quantization=int8, a precision the schema "
+                        "has no value for")
