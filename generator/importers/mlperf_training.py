@@ -541,8 +541,16 @@ def _maxtext_note(root: Path, submitter: str, benchmark: str) -> str:
                else "no quantization, and their precision is not read by this importer"))
 
 
+def _accumulation(c: Config, gpus: int, global_batch: int) -> int | None:
+    """The gradient accumulation a config implies: global batch / (micro-batch x DP)."""
+    if c.mbs is None or gpus % (c.tp * c.pp * c.cp):
+        return None
+    per_step = c.mbs * (gpus // (c.tp * c.pp * c.cp))
+    return global_batch // per_step if global_batch % per_step == 0 else None
+
+
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
-                 global_batch: int, gpu: str) -> tuple[Config | None, str]:
+                 global_batch: int, gpu: str, accumulation: int | None = None) -> tuple[Config | None, str]:
     """The config that ran this row: its nodes x GPUs per node and the global batch it implies (GPUs / (TP x PP x
     CP) x MINIBS) equal the system's and the log's. Several that agree on every layout setting are one; else the
     tie-breaks of _named_for narrow them; else the row is ambiguous. (config, how it was chosen or why none)."""
@@ -575,6 +583,11 @@ def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes:
         narrowed = [(impl, c) for impl, c in fits if keep(impl, c)]
         if narrowed:
             fits, chosen_by = narrowed, chosen_by + [label]
+    if len({c.layout_key() for _, c in fits}) > 1 and accumulation is not None:
+        # Still differing: the log's own gradient_accumulation_steps, which each config's micro-batch and DP imply.
+        same = [(impl, c) for impl, c in fits if _accumulation(c, gpus, global_batch) == accumulation]
+        if same:
+            fits, chosen_by = same, chosen_by + [f"the gradient accumulation the log states ({accumulation})"]
     if len({c.layout_key() for _, c in fits}) > 1:
         return None, (f"{len(fits)} configs fit {nodes} x {per_node} GPUs and global batch {global_batch} but "
                       f"differ in layout or precision ({', '.join(c.path.rsplit('/', 1)[1] for _, c in fits)})")
@@ -711,7 +724,9 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
         raise ValueError(f"the runs log max_sequence_length {sorted(seqs)}")
     targets = {r.target for r in runs if r.target is not None}
     target, target_stated = (targets.pop(), True) if len(targets) == 1 else (bench.target, False)
-    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu)
+    accumulations = {r.accumulation for r in runs if r.accumulation is not None}
+    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu,
+                               accumulations.pop() if len(accumulations) == 1 else None)
     if config is None:
         raise ValueError(how)
     if not config.precision:

@@ -80,3 +80,21 @@ def test_a_maxtext_submission_is_skipped_for_its_int8(tmp_path: Path) -> None:
     assert config is None
     assert why.endswith("; its 1 MaxText launch script(s) (v5p-1024.sh) set quantization=int8, a precision the schema "
                         "has no value for")
+
+
+def test_the_logged_gradient_accumulation_breaks_a_tie(tmp_path: Path) -> None:
+    """Lambda's v4.1 lambda_1cc_n2 llama2_70b_lora row: 2 x 8 H100, global batch 8 and gradient_accumulation_steps 2
+    as its logs state. Three configs give 8: TP4 CP1 MINIBS 2 (DP4), TP4 CP2 MINIBS 4 (DP2), TP8 CP1 MINIBS 4 (DP2),
+    all with MBS 1 (config_common_1cc.sh); their accumulation 8 / (1 x DP) is 2, 4 and 4: only the first is the run's.
+    Without the logged accumulation the row stays ambiguous."""
+    impl = tmp_path / "Lambda/benchmarks/llama2_70b_lora/implementations/nemo/configs"
+    impl.mkdir(parents=True)
+    for path in (ROOT / "tests/importer/data/mlperf_training/lambda_v4.1_configs").iterdir():
+        (impl / path.name).write_bytes(path.read_bytes())
+    system = "lambda_1cc_n2_H100-SXM-80GB_ngc24.04_nemo"
+    config, how = mlperf.match_config(tmp_path, "Lambda", system, "llama2_70b_lora", 2, 8, 8, "H100", 2)
+    assert config is not None and config.path.endswith("/config_1cc_2x8x2xtp4pp1cp1.sh"), how
+    assert (config.tp, config.cp, config.mbs, config.minibs) == (4, 1, 1, 2)
+    assert "the gradient accumulation the log states (2)" in how
+    none, why = mlperf.match_config(tmp_path, "Lambda", system, "llama2_70b_lora", 2, 8, 8, "H100")
+    assert none is None and why.startswith("3 configs fit 2 x 8 GPUs and global batch 8 but differ")
