@@ -439,6 +439,9 @@ def _config_paths(folder: Path) -> list[tuple[Path, Path]]:
         if path.name.startswith("config_common") or (len(parts) == 1 and not direct):
             continue
         out.append((base / parts[0] if len(parts) > 1 else base, path))
+    if not direct:
+        # Beside implementations/ (GigaComputing's v5.0 config_MI325X_1x8x1.sh): the benchmark folder's own configs.
+        out += [(folder, path) for path in sorted(folder.glob("config_*.sh")) if not path.name.startswith("config_common")]
     return out
 
 

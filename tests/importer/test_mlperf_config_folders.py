@@ -98,3 +98,18 @@ def test_the_logged_gradient_accumulation_breaks_a_tie(tmp_path: Path) -> None:
     assert "the gradient accumulation the log states (2)" in how
     none, why = mlperf.match_config(tmp_path, "Lambda", system, "llama2_70b_lora", 2, 8, 8, "H100")
     assert none is None and why.startswith("3 configs fit 2 x 8 GPUs and global batch 8 but differ")
+
+
+def test_a_config_beside_implementations(tmp_path: Path) -> None:
+    """GigaComputing's v5.0 llama2_70b_lora folder keeps NVIDIA configs under implementations/pytorch/ and its MI325X
+    config, config_MI325X_1x8x1.sh (SOURCES.md), beside implementations/: that one is the MI325X row's (1 x 8 GPUs,
+    8 / (TP1 x PP1 x CP1) x MINIBS 1 = global batch 8, FP8=True, ROCm variables)."""
+    folder = tmp_path / "GigaComputing/benchmarks/llama2_70b_lora"
+    (folder / "implementations/pytorch").mkdir(parents=True)
+    source = ROOT / "tests/importer/data/mlperf_training/gigacomputing_v5.0/config_MI325X_1x8x1.sh"
+    (folder / source.name).write_bytes(source.read_bytes())
+    config, how = mlperf.match_config(tmp_path, "GigaComputing", "G893-ZX1-AAX2_pytorch", "llama2_70b_lora", 1, 8, 8,
+                                      "MI325X", 1)
+    assert config is not None, how
+    assert config.path == "GigaComputing/benchmarks/llama2_70b_lora/config_MI325X_1x8x1.sh"
+    assert (config.tp, config.cp, config.mbs, config.precision, config.rocm) == (1, 1, 1, "fp8", True)
