@@ -216,23 +216,44 @@ def _value(raw: str) -> str:
     return m.group(1).strip("\"'") if m else raw
 
 
-def read_config(path: Path, seen: frozenset[Path] = frozenset()) -> dict[str, str]:
+_README_LINK = re.compile(r"\]\(\.\./([\w.-]+)/?\)")
+
+
+def referred_implementations(folder: Path) -> list[Path]:
+    """The sibling implementation folders that a folder's README.md points to (`[b200_nemo](../b200_nemo)`): a
+    folder of configs whose README says to refer to another implementation for the details."""
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return []
+    names = _README_LINK.findall(readme.read_text(encoding="utf-8", errors="replace"))
+    return [folder.parent / name for name in dict.fromkeys(names) if (folder.parent / name).is_dir()]
+
+
+def read_config(path: Path, seen: frozenset[Path] = frozenset(),
+                origin: dict[str, Path] | None = None) -> dict[str, str]:
     """The variables a config_*.sh sets, in order, following `source config_*.sh` of its own folder (later
-    assignments win, as in bash). Expressions are kept as text (an int field that holds one is 'not stated')."""
+    assignments win, as in bash). Expressions are kept as text (an int field that holds one is 'not stated').
+    A sourced file that the config's folder lacks is read from the implementation its README.md refers to; origin
+    (when given) records the file each variable was last set in, so such values can be marked inferred."""
     values: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         sourced = _SOURCE.match(line)
         if sourced:
-            # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh).
-            for other in (path.parent / sourced.group(1), path.parent / "configs" / sourced.group(1),
-                          path.parent.parent / sourced.group(1)):
+            # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh),
+            # else in the implementation the folder's README refers to.
+            name = sourced.group(1)
+            places = [path.parent / name, path.parent / "configs" / name, path.parent.parent / name]
+            places += [other / name for other in referred_implementations(path.parent)]
+            for other in places:
                 if other.is_file() and other not in seen:
-                    values.update(read_config(other, seen | {path}))
+                    values.update(read_config(other, seen | {path}, origin))
                     break
             continue
         m = _ASSIGN.match(line)
         if m:
             values[m.group(1)] = _value(m.group(2))
+            if origin is not None:
+                origin[m.group(1)] = path
     return values
 
 
@@ -247,6 +268,39 @@ def yaml_defaults(impl: Path, root: Path) -> dict[str, tuple[str, str]]:
         for m in _OC_ENV_DEFAULT.finditer(path.read_text(encoding="utf-8", errors="replace")):
             out.setdefault(m.group(1), (m.group(2).strip("\"'"), path.relative_to(root).as_posix()))
     return out
+
+
+_MIXED_PRECISION = "MegatronMixedPrecision("
+_FP8_LITERAL = re.compile(r"""\bfp8\s*=\s*["'](hybrid|e4m3)["']""")
+
+
+def _call_text(text: str, start: int) -> str:
+    """The argument text of the call whose opening parenthesis ends at start (nested parentheses balanced)."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i]
+    return text[start:]
+
+
+def code_precision(impl: Path, root: Path) -> tuple[str, str] | None:
+    """The FP8 setting an implementation's train.py hard-codes where its configs set none: a literal
+    fp8="hybrid" (or "e4m3") passed to NeMo's MegatronMixedPrecision, Transformer Engine's delayed-scaling FP8 ->
+    ("fp8", where it was read). None when no train.py hard-codes one, or when two disagree."""
+    found: dict[str, str] = {}
+    for path in sorted(impl.glob("**/train.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        at = text.find(_MIXED_PRECISION)
+        while at >= 0:
+            start = at + len(_MIXED_PRECISION)
+            m = _FP8_LITERAL.search(_call_text(text, start))
+            if m:
+                line = text.count("\n", 0, start + m.start()) + 1
+                found.setdefault("fp8", f"fp8=\"{m.group(1)}\" passed to MegatronMixedPrecision in "
+                                        f"{path.relative_to(root).as_posix()} line {line}")
+            at = text.find(_MIXED_PRECISION, start)
+    return next(iter(found.items())) if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -282,15 +336,20 @@ class Config:
 
 
 def config_from(values: dict[str, str], rel: str,
-                defaults: dict[str, tuple[str, str]] | None = None) -> Config:
+                defaults: dict[str, tuple[str, str]] | None = None,
+                referred: dict[str, str] | None = None, code: tuple[str, str] | None = None) -> Config:
     """The layout and precision a config states; a variable it does not set takes its implementation's YAML default
-    (recorded in from_defaults, so the recipe marks the field inferred)."""
-    defaults = defaults or {}
+    (recorded in from_defaults, so the recipe marks the field inferred). referred: the variables read from a file
+    of another implementation folder (see read_config) -> where, also recorded in from_defaults. code: the
+    precision the implementation's train.py hard-codes (code_precision), used only where nothing else states one."""
+    defaults, referred = defaults or {}, referred or {}
     used: list[tuple[str, str]] = []
 
     def pick(field_name: str, *names: str) -> str | None:
         for name in names:
             if name in values:
+                if name in referred:
+                    used.append((field_name, referred[name]))
                 return values[name]
         for name in names:
             if name in defaults:
@@ -304,7 +363,10 @@ def config_from(values: dict[str, str], rel: str,
     def as_flag(text: str | None) -> bool | None:
         return None if text is None else text.lower() in ("true", "1", "yes")
 
-    fp4, fp8_text = as_flag(values.get("FP4")), pick("workload.precision", "FP8")
+    fp4_text = values.get("FP4")
+    if fp4_text is not None and "FP4" in referred:
+        used.append(("workload.precision", referred["FP4"]))
+    fp4, fp8_text = as_flag(fp4_text), pick("workload.precision", "FP8")
     fp8 = as_flag(fp8_text)
     if fp4:
         recipe = values.get("FP4_RECIPE")
@@ -316,9 +378,13 @@ def config_from(values: dict[str, str], rel: str,
         stated, source = True, "FP8=True" + (f", FP8_RECIPE={recipe}" if recipe else " (its scaling recipe unstated)")
     elif fp8 is False:
         precision, stated, source = "bf16", True, "FP8=False"
+    elif code is not None:
+        precision, stated = code[0], False
+        source = f"implementation code: no FP8 or FP4 setting in the config or its YAML, and {code[1]}"
+        used.append(("workload.precision", code[1]))
     else:
         precision, stated, source = "", False, "no FP8 or FP4 setting, and no YAML default for FP8"
-    if "FP8" not in values and fp8 is not None:
+    if ("FP8" not in values and fp8 is not None) or {"FP4", "FP8"} & set(referred):
         stated = False
     return Config(
         path=rel, nodes=as_int(values.get("DGXNNODES", values.get("NNODES"))),
@@ -338,24 +404,81 @@ def config_from(values: dict[str, str], rel: str,
         from_defaults=tuple(used))
 
 
+# Benchmark folder names some submitters use instead of MLPerf's (normalised as _folder_benchmark does).
+_FOLDER_ALIASES = {"llama2_70b": "llama2_70b_lora", "llama3_8b": "llama31_8b", "llama3_1_8b": "llama31_8b",
+                   "llama3_405b": "llama31_405b", "llama3_1_405b": "llama31_405b"}
+
+
+def _folder_benchmark(name: str) -> str:
+    """The benchmark a submitter's folder names: lower case, punctuation as '_', a trailing version number dropped
+    (smc's gpt3.4.28 -> gpt3, llama2-70b_lora -> llama2_70b_lora), then the aliases above."""
+    norm = re.sub(r"(_\d+)+$", "", re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
+    return _FOLDER_ALIASES.get(norm, norm)
+
+
+def benchmark_folders(root: Path, submitter: str, benchmark: str) -> list[Path]:
+    """The submitter's folders of a benchmark: benchmarks/<benchmark>, or a folder under benchmarks/ (or, as some
+    submitters spell it, benchmark/) whose name names the benchmark."""
+    out = []
+    for parent in ("benchmarks", "benchmark"):
+        base = root / submitter / parent
+        if base.is_dir():
+            out += [f for f in sorted(base.iterdir()) if f.is_dir() and _folder_benchmark(f.name) == benchmark]
+    return out
+
+
+def _config_paths(folder: Path) -> list[tuple[Path, Path]]:
+    """(implementation folder, config) for a benchmark folder: NVIDIA's layout keeps implementations under
+    implementations/<name>/ (any depth); a submitter without implementations/ keeps them in the benchmark folder
+    itself or in a folder of it."""
+    impls = folder / "implementations"
+    base, direct = (impls, False) if impls.is_dir() else (folder, True)
+    out = []
+    for path in sorted(base.glob("**/config_*.sh")):
+        parts = path.relative_to(base).parts
+        if path.name.startswith("config_common") or (len(parts) == 1 and not direct):
+            continue
+        out.append((base / parts[0] if len(parts) > 1 else base, path))
+    if not direct:
+        # Beside implementations/ (GigaComputing's v5.0 config_MI325X_1x8x1.sh): the benchmark folder's own configs.
+        out += [(folder, path) for path in sorted(folder.glob("config_*.sh")) if not path.name.startswith("config_common")]
+    return out
+
+
 def _configs(root: Path, submitter: str, benchmark: str) -> list[tuple[str, Config]]:
-    """(implementation folder, config) for every config_*.sh of the submitter's benchmark, at any depth of its
+    """(implementation folder name, config) for every config_*.sh of the submitter's benchmark, at any depth of its
     implementation folder (config_common* are read only through `source`)."""
     out = []
-    defaults: dict[str, dict[str, tuple[str, str]]] = {}
-    base = root / submitter / "benchmarks" / benchmark / "implementations"
-    for path in sorted(base.glob("*/**/config_*.sh")):
-        if path.name.startswith("config_common"):
-            continue
-        impl = path.relative_to(base).parts[0]
-        if impl not in defaults:
-            defaults[impl] = yaml_defaults(base / impl, root)
-        out.append((impl, config_from(read_config(path), path.relative_to(root).as_posix(), defaults[impl])))
+    defaults: dict[Path, dict[str, tuple[str, str]]] = {}
+    code: dict[Path, tuple[str, str] | None] = {}
+    for folder in benchmark_folders(root, submitter, benchmark):
+        for impl, path in _config_paths(folder):
+            if impl not in defaults:
+                defaults[impl] = yaml_defaults(impl, root)
+                code[impl] = code_precision(impl, root)
+            origin: dict[str, Path] = {}
+            values = read_config(path, origin=origin)
+            name = "" if impl == folder else impl.name
+            out.append((name, config_from(values, path.relative_to(root).as_posix(), defaults[impl],
+                                          _referred(values, origin, path, root), code[impl])))
+    return out
+
+
+def _referred(values: dict[str, str], origin: dict[str, Path], config: Path, root: Path) -> dict[str, str]:
+    """The variables a config took from a file of another implementation folder (its README's referral) -> a
+    sentence saying where, for the recipe's inferred entries."""
+    out = {}
+    for name, where in origin.items():
+        if where.parent.parent == config.parent.parent and where.parent != config.parent:
+            out[name] = (f"{name}={values[name]} in {where.relative_to(root).as_posix()}: the config sources "
+                         f"{where.name}, which its own folder lacks, and {config.parent.name}/README.md refers to "
+                         f"../{where.parent.name} for the details")
     return out
 
 
 # The GPU types a config's file name may name (config_DGXB200_..., config_MI325X_...).
-_GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X", "MI355X")
+_GPU_NAMES = ("GB300", "B300", "GB200", "B200", "H200-NVL", "H200", "H100", "A100", "MI300X", "MI325X", "MI350X",
+              "MI355X")
 
 
 def _names_gpu(name: str, gpu: str) -> bool:
@@ -372,6 +495,8 @@ def _for_gpu(c: Config, gpu: str) -> bool:
         named.discard("B200")
     if "GB300" in named:
         named.discard("B300")
+    if "H200-NVL" in named:  # config_XE7740lx8H200-NVL-141GB_...: the NVL part, not an SXM H200
+        named.discard("H200")
     if named and gpu not in named:
         return False
     return c.rocm == gpu.startswith("MI")
@@ -379,7 +504,8 @@ def _for_gpu(c: Config, gpu: str) -> bool:
 
 def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
     """Tie-breaks between configs that fit a row but differ: the implementation folder named as the system (or the
-    system's name plus a suffix), then the config file named for the row's GPU type."""
+    system's name plus a suffix), then the config file named for the row's GPU type, then the config's own folder
+    named as the system."""
 
     def platform(c: Config) -> str:
         """config_<platform>_<nodes>x<gpus>x...sh or config_<platform>.sh -> platform."""
@@ -390,32 +516,81 @@ def _named_for(system: str, gpu: str) -> list[tuple[str, Any]]:
              lambda impl, c: impl == system or impl.startswith(system + "_") or system.startswith(impl + "_")),
             ("the config named for the system's platform",
              lambda impl, c: bool(platform(c)) and platform(c) in system.lower()),
-            (f"the config named for {gpu}", lambda impl, c: _names_gpu(c.path.rsplit("/", 1)[1], gpu))]
+            (f"the config named for {gpu}", lambda impl, c: _names_gpu(c.path.rsplit("/", 1)[1], gpu)),
+            ("the config's own folder named as the system", lambda impl, c: _in_system_folder(c, system))]
+
+
+def _in_system_folder(c: Config, system: str) -> bool:
+    """The config sits in a folder named exactly as the row's system (Nebius keeps configs/nebius_b300_n1/...): the
+    submitter's own statement of which config ran on that system."""
+    parts = c.path.split("/")
+    return len(parts) >= 2 and parts[-2] == system
+
+
+_MAXTEXT_QUANT = re.compile(r"\bquantization=([A-Za-z0-9_]+)")
+
+
+def _maxtext_note(root: Path, submitter: str, benchmark: str) -> str:
+    """Why a submission without config_*.sh that launches MaxText (Google's TPU rows) stays out: its launch scripts
+    state the layout, but their quantization (int8) is a precision the registry's schema has no value for."""
+    scripts = [p for f in benchmark_folders(root, submitter, benchmark) for p in sorted(f.glob("**/*.sh"))
+               if "MaxText/train.py" in p.read_text(encoding="utf-8", errors="replace")]
+    if not scripts:
+        return ""
+    quant = sorted({m.group(1) for p in scripts
+                    for m in _MAXTEXT_QUANT.finditer(p.read_text(encoding="utf-8", errors="replace"))})
+    return (f"; its {len(scripts)} MaxText launch script(s) ({', '.join(p.name for p in scripts)}) set "
+            + (f"quantization={'/'.join(quant)}, a precision the schema has no value for" if quant
+               else "no quantization, and their precision is not read by this importer"))
+
+
+def _accumulation(c: Config, gpus: int, global_batch: int) -> int | None:
+    """The gradient accumulation a config implies: global batch / (micro-batch x DP)."""
+    if c.mbs is None or gpus % (c.tp * c.pp * c.cp):
+        return None
+    per_step = c.mbs * (gpus // (c.tp * c.pp * c.cp))
+    return global_batch // per_step if global_batch % per_step == 0 else None
 
 
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
-                 global_batch: int, gpu: str) -> tuple[Config | None, str]:
+                 global_batch: int, gpu: str, accumulation: int | None = None) -> tuple[Config | None, str]:
     """The config that ran this row: its nodes x GPUs per node and the global batch it implies (GPUs / (TP x PP x
     CP) x MINIBS) equal the system's and the log's. Several that agree on every layout setting are one; else the
     tie-breaks of _named_for narrow them; else the row is ambiguous. (config, how it was chosen or why none)."""
     found = _configs(root, submitter, benchmark)
-    where = f"{submitter}/benchmarks/{benchmark}/implementations/"
+    folders = [f.relative_to(root).as_posix() for f in benchmark_folders(root, submitter, benchmark)]
+    where = " or ".join(f"{f}/" for f in folders) or f"{submitter}/benchmarks/{benchmark}/implementations/"
     if not found:
-        return None, f"no config_*.sh under {where}"
+        return None, (f"no config_*.sh under {where} or another folder of {submitter} named for {benchmark} "
+                      "(benchmarks/ or benchmark/)" + _maxtext_note(root, submitter, benchmark))
     gpus = nodes * per_node
     fits = [(impl, c) for impl, c in found if c.nodes == nodes and c.per_node in (per_node, None)
-            and c.global_batch(gpus) == global_batch and _for_gpu(c, gpu)]
+            and c.global_batch(gpus) == global_batch]
+    # A config named for another GPU type counts only when it sits in a folder named as the system and no config made
+    # for the row's GPU does (Nebius ran configs/nebius_b300_n1/config_DGXB200_... on B300; Supermicro's B300 system
+    # has implementations/AS-8126GS-NB3RT/config_DGXB200_...). ROCm variables must still match the vendor.
+    named = [(impl, c) for impl, c in fits if (impl == system or _in_system_folder(c, system))
+             and c.rocm == gpu.startswith("MI")]
+    fits = [(impl, c) for impl, c in fits if _for_gpu(c, gpu)]
+    chosen_by: list[str] = []
+    if named and not any(impl == system or _in_system_folder(c, system) for impl, c in fits):
+        fits, chosen_by = named, [f"its folder, named as the system (the config's name names another GPU than {gpu})"]
     if not fits:
         return None, (f"none of {len(found)} config_*.sh under {where} has {nodes} node(s) x {per_node} GPUs and "
                       f"global batch {global_batch} for {gpu} (DGXNNODES or NNODES, DGXNGPU or GPUS_PER_NODE; GBS, or "
-                      "GPUs / (TP x PP x CP) x MINIBS; not named for another GPU type; ROCm variables exactly on AMD)")
-    chosen_by = []
+                      "GPUs / (TP x PP x CP) x MINIBS; not named for another GPU type and ROCm variables exactly on AMD,"
+                      " unless in a folder named as the system)")
     for label, keep in _named_for(system, gpu):
         if len(fits) == 1:
             break
         narrowed = [(impl, c) for impl, c in fits if keep(impl, c)]
         if narrowed:
             fits, chosen_by = narrowed, chosen_by + [label]
+    if len({c.layout_key() for _, c in fits}) > 1 and accumulation is not None:
+        # Still differing: the log's own gradient_accumulation_steps, which each config's micro-batch and DP imply.
+        same = [(impl, c) for impl, c in fits if _accumulation(c, gpus, global_batch) == accumulation]
+        if same:
+            fits, chosen_by = same, chosen_by + [f"the gradient accumulation the log states ({accumulation})"]
     if len({c.layout_key() for _, c in fits}) > 1:
         return None, (f"{len(fits)} configs fit {nodes} x {per_node} GPUs and global batch {global_batch} but "
                       f"differ in layout or precision ({', '.join(c.path.rsplit('/', 1)[1] for _, c in fits)})")
@@ -552,7 +727,9 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
         raise ValueError(f"the runs log max_sequence_length {sorted(seqs)}")
     targets = {r.target for r in runs if r.target is not None}
     target, target_stated = (targets.pop(), True) if len(targets) == 1 else (bench.target, False)
-    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu)
+    accumulations = {r.accumulation for r in runs if r.accumulation is not None}
+    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu,
+                               accumulations.pop() if len(accumulations) == 1 else None)
     if config is None:
         raise ValueError(how)
     if not config.precision:
@@ -730,8 +907,9 @@ def _inferred(row: Row, accumulation: int | None, layers: int | None, vpp: int) 
                     + (defaults.get("workload.row_tokens") or (f"MAX_SEQLEN of {c.path}" if c.seq == row.seq
                                                                else LORA_SEQ_REASON))})
     if not c.precision_stated:
+        precision_from = "; ".join(where for name, where in c.from_defaults if name == "workload.precision")
         out.append({"field": "workload.precision", "reason": f"{c.path} sets neither FP8 nor FP4: "
-                    + (defaults.get("workload.precision") or f"{c.precision}, the implementation's default")})
+                    + (precision_from or f"{c.precision}, the implementation's default")})
     for name in ("layout.tp", "layout.pp", "layout.cp", "layout.rows_per_microbatch"):
         if name in defaults:
             out.append({"field": name, "reason": f"{c.path} does not set it: {defaults[name]}"})

@@ -76,15 +76,37 @@ def test_the_config_and_the_system() -> None:
 def test_every_row_of_the_round_is_imported_or_skipped_with_its_reason() -> None:
     p = parsed()
     assert p.table_rows == 3 and len(p.rows) + len(p.skips) == p.table_rows
-    assert [r.rel for r in p.rows] == ["AMD/results/MI355X_EPYC_9575F_pytorch/llama2_70b_lora"]
+    assert [r.rel for r in p.rows] == ["AMD/results/MI355X_EPYC_9575F_pytorch/llama2_70b_lora",
+                                       "AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b"]
     reasons = {s.line: s.reason for s in p.skips}
     assert reasons == {
-        2: "AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b: AMD/benchmarks/llama31_8b/implementations/"
-           "MI355X_EPYC_9575F_pytorch_llama3_8b/config_MI355X_1x8x1_8b.sh states no precision: no FP8 or FP4 "
-           "setting, and no YAML default for FP8",
         3: "Dell/results/1xXE9780x8B200-SXM-180GB/llama2_70b_lora: no successful run among 1 result file(s): "
            "result_0.txt (no run_stop)",
     }
+
+
+def test_a_precision_the_implementation_code_hard_codes() -> None:
+    """AMD's llama31_8b config sets no FP8 or FP4 and its implementation has no YAML, but src/train.py line 160
+    passes fp8="hybrid" to MegatronMixedPrecision (line 154 opens the call): fp8, marked inferred with that place.
+    result_0.txt: run_start 1759966206549, run_stop 1759971964686 (samples_count 172032): 5,758,137 ms; 172,032 x
+    8,192 tokens / 5,758.137 s / 8 GPUs = 30,593.4 tokens/s per GPU."""
+    impl = ROUND / "AMD/benchmarks/llama31_8b/implementations/MI355X_EPYC_9575F_pytorch_llama3_8b"
+    where = ('fp8="hybrid" passed to MegatronMixedPrecision in AMD/benchmarks/llama31_8b/implementations/'
+             "MI355X_EPYC_9575F_pytorch_llama3_8b/src/train.py line 160")
+    assert mlperf.code_precision(impl, ROUND) == ("fp8", where)
+    row = parsed().rows[1]
+    assert (row.config.precision, row.config.precision_stated) == ("fp8", False)
+    assert row.runs[0].run_ms == 5_758_137 and row.global_batch == 32 and row.seq == 8192
+    recipe = mlperf.SOURCE.build(row, load_catalog(ROOT), Document("https://example.org", COMMIT), [], [])
+    assert recipe["workload"]["precision"] == "fp8" and recipe["result"]["tokens_per_s_per_gpu"] == 30593.4
+    precision = next(i for i in recipe["inferred"] if i["field"] == "workload.precision")
+    assert precision["reason"].endswith(where)
+
+
+def test_a_literal_outside_the_mixed_precision_call_states_nothing(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text('cfg.fp8 = "hybrid"\nplugin = MegatronMixedPrecision(precision="bf16-mixed",'
+                                      " fp8=args.fp8, params_dtype=dtype(1))\n", encoding="utf-8")
+    assert mlperf.code_precision(tmp_path, tmp_path) is None
 
 
 def test_the_recipe_of_a_row() -> None:
