@@ -385,6 +385,8 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         if spec is not None:
             facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
                      ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s"),
+                     *([("Dense FP8 peak", f"{fmt.number(spec.peak_flops.fp8 / 1e12, 0)} TFLOP/s")]
+                       if spec.peak_flops.fp8 else []),
                      ("On-demand price", views.gpu_price_text(cat, gpu_type))]
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
