@@ -708,9 +708,9 @@ THROUGHPUT_TIME_TO_TRAIN = "time to train, evaluation included"
 THROUGHPUT_TIME_TO_TRAIN_NO_EVAL = "time to train, evaluation excluded"
 # The short label a table puts beside a time-to-train figure, its title, and the table's legend for it.
 TTT_LABEL = "TTT"
-TTT_TITLE = "time-to-train throughput, evaluation included"
+TTT_TITLE = "time-to-train throughput, not a steady-state step rate"
 TTT_MEANING = ("time-to-train throughput: every sample's tokens over the whole run (MLPerf's run_start to "
-               "run_stop), evaluation included; ranked only with other time-to-train figures, never with a "
+               "run_stop, evaluation included); ranked only with other time-to-train figures, never with a "
                "steady-state step rate")
 
 

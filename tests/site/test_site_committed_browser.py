@@ -80,6 +80,10 @@ def test_item1_figures_at_meaningful_precision_from_python(wide, registry) -> No
     for loaded in registry.recipes:
         f = views.recipe_figures(loaded, registry.catalog)
         tokens, usd, mfu = cells[loaded.id]
+        # a time-to-train figure (MLPerf's) carries its label, no other figure does
+        ttt = loaded.recipe.result.time_to_train is not None
+        assert tokens.endswith(" " + views.TTT_LABEL) == ttt, loaded.id
+        tokens = tokens.removesuffix(" " + views.TTT_LABEL)
         assert tokens == fmt.short(f.tokens_per_s), loaded.id
         assert usd == fmt.usd_short(f.usd), loaded.id
         assert mfu == fmt.mfu_cell(f.mfu, f.mfu_peak), loaded.id
@@ -462,7 +466,8 @@ def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001
 # Items 4-5: your own prices, cost to train. The browser's figures against generator.figures' for every recipe.
 
 OWN_PRICES = {"A100": 1.79, "A100-40GB": 1.29, "H100-96GB": 3.15, "B200": 5.25, "B300": 6.1, "GB200": 7.3,
-              "GB300": 8.45, "H100": 2.99, "H200": 3.77}
+              "GB300": 8.45, "H100": 2.99, "H200": 3.77, "L40S": 1.25, "MI300X": 2.6, "MI325X": 2.85, "MI350X": 3.4,
+              "MI355X": 3.9}
 
 
 def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
