@@ -491,7 +491,7 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
 
 
-FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "sequence", "framework", "id", "status",
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework", "id", "status",
                      "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
 
 
@@ -503,7 +503,8 @@ def _frameworks_csv(run: _Render) -> str:
             for row in views.framework_rows(side, run.registry.catalog, "index.md", lambda x: x.id in run.with_evidence):
                 lines.append(fmt.csv_line([
                     fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
-                    side.like.precision, str(side.row_tokens), fmt.csv_text(row["framework"]), fmt.csv_text(row["id"]),
+                    side.like.precision, side.like.throughput, str(side.row_tokens), fmt.csv_text(row["framework"]),
+                    fmt.csv_text(row["id"]),
                     row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
                     fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
                     fmt.csv_text(row["convergence"]),

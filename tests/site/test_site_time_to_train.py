@@ -151,11 +151,17 @@ def test_planner_rows_rank_mlperf_apart_from_nemo(committed, committed_pages) ->
                                                      "LoRA, BF16, time to train, evaluation included"}
 
 
-def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed) -> None:  # noqa: ANN001
+def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed, committed_pages) -> None:  # noqa: ANN001
+    seen = set()
     for model in {x.recipe.model for x in committed.recipes}:
         for group in views.framework_groups([x for x in committed.recipes if x.recipe.model == model]):
             assert {_ttt(x) for x in group.rows} == {group.like.time_to_train}, group.title
             assert group.like.throughput in group.title
+            seen.add(group.like.time_to_train)
+    assert seen == {True, False}  # MLPerf's frameworks (NeMo, PyTorch, ...) meet only each other
+    by_id = _by_id(committed)
+    rows = list(csv.DictReader(io.StringIO(committed_pages["downloads/frameworks.csv"].content)))
+    assert rows and all(row["throughput"] == views.throughput_kind(by_id[row["id"]]) for row in rows)
 
 
 def test_compare_record_says_the_throughput(committed) -> None:  # noqa: ANN001
