@@ -34,6 +34,13 @@ PAGES = {
     "gpu": "gpus/h100/",
     "gpu-charts": "gpus/h100/#tokenss-per-gpu-against-gpu-count",
     "methodology": "methodology/",
+    # MLPerf Training's time-to-train rows: a recipe page, an AMD GPU page, the model page where they meet NeMo's
+    "recipe-mlperf": "recipes/llama-2-70b/mi355x/mlperf-v5.1-amd-mi355x-epyc-9575f-pytorch/",
+    "recipe-mlperf-ttt": "recipes/llama-2-70b/mi355x/mlperf-v5.1-amd-mi355x-epyc-9575f-pytorch/#time-to-train",
+    "gpu-amd": "gpus/mi355x/",
+    "model-mlperf": "models/llama-2-70b/",
+    "model-mlperf-plan": f"models/llama-2-70b/?{PLAN}#plan-a-run",
+    "recipes-mlperf": "recipes/?model=Llama-2-70B&gpu_type=H100",
 }
 WIDTHS = {1400: 900, 390: 844}
 

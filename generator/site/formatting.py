@@ -246,3 +246,15 @@ def params(count: int) -> str:
 def sequence(tokens: int) -> str:
     """A sequence length in a table: 8192 -> '8k', 4000 -> '4,000' (only whole multiples of 1,024 say k)."""
     return f"{tokens // 1024}k" if tokens % 1024 == 0 else integer(tokens)
+
+
+def minutes(ms: float, places: int = 2) -> str:
+    """A run time as MLPerf states results: 589,814 ms -> '9.83 min'."""
+    return f"{number(ms / 60_000, places)} min"
+
+
+def quality_target(metric: str, direction: str, target: float, runs_reached: int, runs: int, reached: float) -> str:
+    """'eval loss <= 0.925 reached in 10 of 10 runs: 0.92494 (median run)': a benchmark's target, how many of the
+    counted runs reached it, and the value the median run ended at, each as stated."""
+    return (f"{metric} {direction} {stated(target)} reached in {runs_reached} of {plural(runs, 'run')}: "
+            f"{stated(reached)} (median run)")

@@ -62,7 +62,7 @@ def _finalize(value: Any) -> Any:
 def environment() -> jinja2.Environment:
     """A new template environment. Its loader checks each template's mtime on use (auto_reload), so one
     environment serves every render of a process and `mkdocs serve` still picks up template edits."""
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
         finalize=_finalize,
@@ -71,6 +71,9 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    # The label every table puts beside a time-to-train figure, and what it means (views.TTT_*).
+    env.globals.update(ttt_label=views.TTT_LABEL, ttt_title=views.TTT_TITLE, ttt_meaning=views.TTT_MEANING)
+    return env
 
 
 # Pages built around a recipe table: no sidebars (the tabs navigate), so every figure column fits at 1400 px.
@@ -173,6 +176,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "methodology_href": views.href(src, "methodology.md"),
         "env_script": views.env_script(loaded),
         "results": views.result_rows(loaded, cat),
+        "time_to_train": views.time_to_train(loaded),
         "layout": views.layout_rows(loaded),
         "stages": views.pipeline_stages(loaded, cat),
         "vpp": r.layout.vpp,
@@ -246,7 +250,7 @@ class _Render:
         return {"id": table_id, "rows_html": html[:LIVE_ROWS], "rows_json": Markup(compact_rows(parts)) if parts else "",
                 "count": len(html), "sorted_by": "measured" if ordered else "tokens",
                 "prices": prices, "plan_gpus": self.plan_gpus(), "compare_href": views.href(page, "compare.md"),
-                "live": LIVE_ROWS,
+                "live": LIVE_ROWS, "ttt": any(row["ttt"] for _, row in pairs),
                 "partial": len(html) > ALL_ROWS_UP_TO, **flags}
 
 
@@ -292,6 +296,7 @@ def _home(run: _Render) -> Page:
             cheapest = min(priced, key=lambda row: float(row["usd_sort"])) if priced else None
             per_model.append({"model": model, "href": views.href("index.md", views.model_src(cat, model)),
                               "kind": like.kind.removeprefix("training kind "), "precision": fmt.peak_name(like.precision),
+                              "throughput": like.throughput, "ttt": like.time_to_train,
                               "count": len(rows), "fastest": rows[0], "cheapest": cheapest,
                               "candidates": _cheapest_candidates(rows)})
     dated = sorted((x for x in recipes if x.recipe.result.measured), key=lambda x: x.recipe.result.measured,
@@ -379,7 +384,10 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         facts = []
         if spec is not None:
             facts = [("Product", spec.name), ("Memory", f"{spec.memory_gb} GB"),
-                     ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s")]
+                     ("Dense BF16 peak", f"{fmt.number(spec.peak_flops.bf16 / 1e12, 0)} TFLOP/s"),
+                     *([("Dense FP8 peak", f"{fmt.number(spec.peak_flops.fp8 / 1e12, 0)} TFLOP/s")]
+                       if spec.peak_flops.fp8 else []),
+                     ("On-demand price", views.gpu_price_text(cat, gpu_type))]
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
@@ -453,10 +461,11 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
 
 
-# precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA.
+# precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA;
+# throughput what tokens/s per GPU is (views.throughput_kind: steady-state, or a time to train with its evaluations).
 CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
-               "training", "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "mfu_peak", "step_time_cv_percent",
-               "measured"]
+               "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
+               "step_time_cv_percent", "measured"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
@@ -479,12 +488,12 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         *text, str(r.gpu.count), fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
         fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
-        fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
+        fmt.csv_number(f.tokens_per_s), views.throughput_kind(loaded), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
 
 
-FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "sequence", "framework", "id", "status",
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework", "id", "status",
                      "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
 
 
@@ -496,7 +505,8 @@ def _frameworks_csv(run: _Render) -> str:
             for row in views.framework_rows(side, run.registry.catalog, "index.md", lambda x: x.id in run.with_evidence):
                 lines.append(fmt.csv_line([
                     fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
-                    side.like.precision, str(side.row_tokens), fmt.csv_text(row["framework"]), fmt.csv_text(row["id"]),
+                    side.like.precision, side.like.throughput, str(side.row_tokens), fmt.csv_text(row["framework"]),
+                    fmt.csv_text(row["id"]),
                     row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
                     fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
                     fmt.csv_text(row["convergence"]),

@@ -139,7 +139,9 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     add("Author", r.author.name, cite=fmt.safe_url(r.author.url))
     add("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node, r.gpu.instance))
     add("Layout", r.layout.summary)
-    add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s))
+    # a time to train says so where its figure is (a steady-state figure, the reference's among them, reads as before)
+    add("Tokens/s per GPU", fmt.tokens_per_s(f.tokens_per_s)
+        + (f" ({throughput_kind(loaded)})" if is_time_to_train(loaded) else ""))
     add("$ / 1M tokens", fmt.usd(f.usd) if f.usd is not None else None, col="usd")
     add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak, figures.frozen_base(r))
         if f.mfu is not None else None)
@@ -150,6 +152,8 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
         add("Convergence check", fmt.convergence(c.correlation, c.final_loss_difference, c.pointwise_failures, c.steps))
     for t in corr.component_tests if corr else []:
         add("Component test", fmt.component_test(t.test, t.gpu, t.date, t.shape, t.detail, t.note))
+    if corr is not None and corr.quality_target is not None:
+        add("Quality target", quality_target_text(loaded) + "; the submitter's runs, not re-run here")
     add("Measured", fmt.date(r.result.measured) if r.result.measured else None)
     if r.publication is not None:
         add("Published", r.publication.url, link=fmt.safe_url(r.publication.url))
@@ -177,6 +181,8 @@ def status_line(loaded: LoadedRecipe) -> str:
     pub = r.publication
     if pub is not None and pub.release:
         return f"published in release {pub.release}"
+    if pub is not None:  # a publication without releases (MLPerf's rounds name themselves in the author)
+        return f"published by {r.author.name}"
     return r.status.value
 
 
@@ -184,12 +190,16 @@ def headline_tiles(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str
     """The recipe page's headline figures, at the tables' precision (the card below keeps every decimal)."""
     f = recipe_figures(loaded, catalog)
     r = loaded.recipe
+    tt = r.result.time_to_train
     return [
-        {"key": "tokens", "label": "Tokens/s per GPU", "value": fmt.short(f.tokens_per_s)},
+        {"key": "tokens", "label": "Tokens/s per GPU" + (", time to train" if tt else ""),
+         "value": fmt.short(f.tokens_per_s)},
         {"key": "usd", "label": "$ / 1M tokens", "value": fmt.usd_short(f.usd)},
         {"key": "mfu", "label": "MFU" + (f" ({fmt.peak_name(f.mfu_peak)} peak)" if f.mfu_peak else ""),
          "value": fmt.percent(f.mfu)},
         {"key": "gpu_hours", "label": "GPU-hours", "value": fmt.hours(r.result.gpu_hours)},
+        # a time to train has no step times: its median run's time is the figure in their place
+        {"key": "ttt", "label": "Time to train, median run", "value": fmt.minutes(tt.median_ms)} if tt else
         {"key": "cv", "label": "Step-time CV", "value": fmt.percent_value(f.cv, 1)},
     ]
 
@@ -211,7 +221,21 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
                     "key": f"loss correlation {fmt.stated(c.correlation)}, final loss difference "
                            f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}",
                     "href": "#convergence"})
+    qt = corr.quality_target
+    if qt is not None:
+        out.append({"name": "Quality target", "result": "reached" if qt.runs_reached == qt.runs else "partly",
+                    "key": quality_target_text(loaded) + "; the submitter's runs, not re-run here",
+                    "href": "#quality-target"})
     return out
+
+
+def quality_target_text(loaded: LoadedRecipe) -> str:
+    """'eval loss <= 0.925 reached in 10 of 10 runs: 0.92494 (median run)', or "" without a quality target."""
+    corr = loaded.recipe.correctness
+    qt = corr.quality_target if corr is not None else None
+    if qt is None:
+        return ""
+    return fmt.quality_target(qt.metric, qt.direction, qt.target, qt.runs_reached, qt.runs, qt.reached)
 
 
 def evidence_missing(loaded: LoadedRecipe) -> str | None:
@@ -225,6 +249,10 @@ def evidence_missing(loaded: LoadedRecipe) -> str | None:
         return None
     missing = [name for name, has in (("no convergence check", has_convergence), ("no component tests", has_tests))
                if not has]
+    if is_reported(loaded) and corr is not None and corr.quality_target is not None:
+        return ("Figures as published, not re-measured here. Published with them as correctness evidence: the "
+                "benchmark's quality target, reached by the submitter's own runs (below); "
+                + " and ".join(missing) + ".")
     if is_reported(loaded):
         return ("Figures as published, not re-measured here. No correctness evidence was published with them: "
                 + " and ".join(missing) + ".")
@@ -514,7 +542,44 @@ def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
         conv = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
                 ("Final loss difference", fmt.stated(c.final_loss_difference)),
                 ("Pointwise failures", fmt.integer(c.pointwise_failures))] + ([("Note", c.note)] if c.note else [])
-    return {"summary": summary, "tests": tests, "convergence": conv}
+    target = None
+    if corr.quality_target is not None:
+        qt = corr.quality_target
+        target = [("Metric", qt.metric), ("Target", f"{qt.direction} {fmt.stated(qt.target)}"),
+                  ("Reached", f"in {qt.runs_reached} of {fmt.plural(qt.runs, 'counted run')}"),
+                  ("Median run's value", fmt.stated(qt.reached)), ("Whose runs", "the submitter's, not re-run here"),
+                  ("Source", qt.source)]
+    return {"summary": summary, "tests": tests, "convergence": conv, "quality_target": target}
+
+
+def time_to_train(loaded: LoadedRecipe) -> dict[str, Any] | None:
+    """The recipe page's time-to-train block (result.time_to_train): what its tokens/s per GPU is, each run with its
+    time, samples and throughput (figures.run_tokens_per_s_per_gpu), the median run and the benchmark's score."""
+    r = loaded.recipe
+    tt = r.result.time_to_train
+    if tt is None:
+        return None
+    median = figures.median_index(tt.runs_ms)
+    runs = [{"run": str(i + 1), "time": fmt.minutes(ms), "ms": fmt.integer(ms), "samples": fmt.integer(samples),
+             "tokens": fmt.short(figures.run_tokens_per_s_per_gpu(samples, r.workload.row_tokens, ms, r.gpu.count)),
+             "median": i == median}
+            for i, (ms, samples) in enumerate(zip(tt.runs_ms, tt.samples, strict=True))]
+    summary = [("Throughput", throughput_kind(loaded)),
+               ("Runs", fmt.integer(len(tt.runs_ms)) + (f", {fmt.plural(tt.failed_runs, 'failed run')} not counted"
+                                                         if tt.failed_runs else "")),
+               ("Median run", f"run {median + 1}: {fmt.minutes(tt.median_ms)} ({fmt.integer(round(tt.median_ms))} ms)"),
+               ("Score", f"{fmt.minutes(tt.score_ms, 3)}, the mean without the fastest and the slowest run (MLPerf's "
+                         "score; its RCP normalisation not applied)" if tt.score_ms is not None
+                else "none: fewer than 3 runs"),
+               ("Evaluation", "included in every run's time" if tt.evaluation_included else "excluded")]
+    span = ("run_start to run_stop, start-up and the evaluations on the way included" if tt.evaluation_included
+            else "run_start to run_stop, its evaluations excluded")
+    convention = (f"Tokens/s per GPU here is the median run's samples x {fmt.integer(r.workload.row_tokens)} tokens / "
+                  f"its run time / {fmt.plural(r.gpu.count, 'GPU')}; a run's time is {span}. That is a time-to-train "
+                  "throughput, lower than a steady-state step rate of the same layout: the site ranks it only with "
+                  "other time-to-train figures. The median run is the lower median of the run times (the registry's "
+                  "convention for a figure from several runs).")
+    return {"summary": summary, "runs": runs, "convention": convention}
 
 
 # The names `export` may take. The recipe model refuses any other (a check problem); the site tests them again so
@@ -565,6 +630,8 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "mfu_peak": f.derived.peak_precision or "",
         "tokens": fmt.short(f.tokens_per_s),
         "tokens_sort": repr(f.tokens_per_s),
+        "ttt": is_time_to_train(loaded),
+        "throughput": throughput_kind(loaded),
         "usd": fmt.usd_short(f.usd),
         "usd_sort": repr(f.usd) if f.usd is not None else "",
         "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak),
@@ -593,11 +660,13 @@ def params_cell(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, str]:
 
 
 EVIDENCE_NONE = "none published"
+EVIDENCE_QUALITY_TARGET = "quality target"
 
 
 def evidence_kind(loaded: LoadedRecipe) -> str:
     """What correctness evidence a recipe carries, as a table cell and filter: 'convergence', 'component tests',
-    'convergence + tests', or 'none published'; a check that did not pass says so."""
+    'convergence + tests', 'quality target' (a benchmark's target the publication's own runs reached), or 'none
+    published'; a check that did not pass, or a target not every counted run reached, says so."""
     corr = loaded.recipe.correctness
     parts = []
     if corr is not None and corr.convergence is not None:
@@ -605,6 +674,10 @@ def evidence_kind(loaded: LoadedRecipe) -> str:
     if corr is not None and corr.component_tests:
         failed = any(t.result.value != "pass" for t in corr.component_tests)
         parts.append(("tests" if parts else "component tests") + (" (fail)" if failed else ""))
+    qt = corr.quality_target if corr is not None else None
+    if qt is not None:
+        parts.append(EVIDENCE_QUALITY_TARGET + ("" if qt.runs_reached == qt.runs else
+                                                f" ({qt.runs_reached} of {qt.runs} runs)"))
     return " + ".join(parts) or EVIDENCE_NONE
 
 
@@ -627,26 +700,58 @@ def training_kind(loaded: LoadedRecipe) -> str:
 # then fine-tuning.
 _KIND_ORDER = {"pre-training": 0, "training kind not stated": 1, "SFT": 2, "LoRA": 3}
 
+# What a recipe's tokens/s per GPU measures. A steady-state rate is taken over a window of training steps; a
+# time-to-train figure (result.time_to_train, MLPerf's) is every sample's tokens over the whole run, start-up and the
+# evaluations on the way included, so it reads lower than the same layout's step rate and never ranks against one.
+THROUGHPUT_STEADY = "steady-state"
+THROUGHPUT_TIME_TO_TRAIN = "time to train, evaluation included"
+THROUGHPUT_TIME_TO_TRAIN_NO_EVAL = "time to train, evaluation excluded"
+# The short label a table puts beside a time-to-train figure, its title, and the table's legend for it.
+TTT_LABEL = "TTT"
+TTT_TITLE = "time-to-train throughput, not a steady-state step rate"
+TTT_MEANING = ("time-to-train throughput: every sample's tokens over the whole run (MLPerf's run_start to "
+               "run_stop, evaluation included); ranked only with other time-to-train figures, never with a "
+               "steady-state step rate")
+
+
+def throughput_kind(loaded: LoadedRecipe) -> str:
+    """THROUGHPUT_STEADY, or a time to train with or without its evaluations (result.time_to_train)."""
+    tt = loaded.recipe.result.time_to_train
+    if tt is None:
+        return THROUGHPUT_STEADY
+    return THROUGHPUT_TIME_TO_TRAIN if tt.evaluation_included else THROUGHPUT_TIME_TO_TRAIN_NO_EVAL
+
+
+def is_time_to_train(loaded: LoadedRecipe) -> bool:
+    return loaded.recipe.result.time_to_train is not None
+
 
 @dataclass(frozen=True, order=True)
 class Like:
-    """What makes two recipes' figures comparable: one training kind and one precision. Every view that ranks or
-    compares (best lines, frontiers, the planner, charts) ranks within one Like and names it."""
+    """What makes two recipes' figures comparable: one training kind, one precision and one kind of throughput
+    (steady-state or time to train). Every view that ranks or compares (best lines, frontiers, the planner, charts)
+    ranks within one Like and names it."""
 
     kind: str  # training_kind(): "pre-training", "SFT", "LoRA" or "training kind not stated"
     precision: str  # workload.precision's value: "bf16", "fp8-cs", ...
+    throughput: str = THROUGHPUT_STEADY  # throughput_kind()
 
     @property
     def text(self) -> str:
-        return f"{self.kind}, {fmt.peak_name(self.precision)}"
+        return f"{self.kind}, {fmt.peak_name(self.precision)}, {self.throughput}"
 
     @property
-    def order(self) -> tuple[int, str]:
-        return (_KIND_ORDER.get(self.kind, 9), self.precision)
+    def time_to_train(self) -> bool:
+        return self.throughput != THROUGHPUT_STEADY
+
+    @property
+    def order(self) -> tuple[int, str, bool, str]:
+        # steady-state first within a training kind and precision: a time-to-train line follows its steady twin
+        return (_KIND_ORDER.get(self.kind, 9), self.precision, self.time_to_train, self.throughput)
 
 
 def like(loaded: LoadedRecipe) -> Like:
-    return Like(training_kind(loaded), loaded.recipe.workload.precision.value)
+    return Like(training_kind(loaded), loaded.recipe.workload.precision.value, throughput_kind(loaded))
 
 
 def by_like(recipes: list[LoadedRecipe]) -> list[tuple[Like, list[LoadedRecipe]]]:
@@ -659,23 +764,25 @@ def by_like(recipes: list[LoadedRecipe]) -> list[tuple[Like, list[LoadedRecipe]]
 
 def best_layouts(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], by: str) -> list[dict[str, Any]]:
     """The fastest recipe (tokens/s per GPU) for each GPU count, per `by` ("gpu_type" on a model page, "model" on a
-    GPU page), precision, sequence length and training kind (none of those is a layout choice): the rows a page
-    leads with. `pairs` come fastest first (render._Render.rows), so the first of each key is its best; `tried`
-    counts the key's recipes."""
-    best: dict[tuple[str, int, str, int, str], dict[str, Any]] = {}
+    GPU page), sequence length and like group (training kind, precision, throughput kind: none of those is a layout
+    choice): the rows a page leads with. `pairs` come fastest first (render._Render.rows), so the first of each key
+    is its best; `tried` counts the key's recipes."""
+    best: dict[tuple[str, int, Like, int], dict[str, Any]] = {}
     for loaded, row in pairs:
         r = loaded.recipe
-        key = (row[by], r.gpu.count, r.workload.precision.value, r.workload.row_tokens, training_kind(loaded))
+        key = (row[by], r.gpu.count, like(loaded), r.workload.row_tokens)
         if key in best:
             best[key]["tried"] += 1
             continue
+        group = key[2]
         best[key] = {"what": row[by], "what_href": row["gpu_href" if by == "gpu_type" else "model_href"],
-                     "gpu_count": r.gpu.count, "precision": fmt.peak_name(key[2]),
-                     "sequence": fmt.integer(key[3]), "kind": key[4].removeprefix("training kind "),
+                     "gpu_count": r.gpu.count, "precision": fmt.peak_name(group.precision),
+                     "sequence": fmt.integer(key[3]), "kind": group.kind.removeprefix("training kind "),
+                     "throughput": group.throughput, "ttt": group.time_to_train,
                      "href": row["href"], "id": row["id"],
                      "name": row["short_name"], "label": row["label"], "tokens": row["tokens"], "mfu": row["mfu"],
                      "tried": 1}
-    return [best[k] for k in sorted(best, key=lambda k: (k[0].lower(), k[1], k[4] != "pre-training", k[4], k[2], k[3]))]
+    return [best[k] for k in sorted(best, key=lambda k: (k[0].lower(), k[1], k[2].order, k[3]))]
 
 
 def compact_name(loaded: LoadedRecipe) -> str:
@@ -704,6 +811,18 @@ def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def gpu_price_text(catalog: Catalog, gpu_type: str) -> str:
+    """A GPU page's price line: the catalog's cheapest on-demand price per GPU-hour (gpu_prices) with its instance,
+    or why the catalog has none (the GPU's `unpriced`), so that a missing $ / 1M reads as a fact, not a gap."""
+    entry = gpu_prices(catalog, [gpu_type])[0]
+    if entry["instance"]:
+        return (f"{entry['shown']} per GPU-hour ({entry['instance']}, {entry['provider']}, read {entry['date']}); "
+                "its recipes' $ / 1M tokens are at their own instance's price")
+    spec = catalog.gpus.get(gpu_type)
+    reason = spec.unpriced if spec is not None and spec.unpriced else "the catalog states no reason"
+    return f"none: {reason}. Its recipes have no $ / 1M tokens until you enter a price of your own"
+
+
 def compare_src(loaded: LoadedRecipe) -> str:
     """The recipe's side-by-side record, fetched by the compare view (compare.md) for the recipes ticked."""
     return f"recipes/{loaded.id}.compare.json"
@@ -720,7 +839,8 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     sections = [
         ("Decides", [("Layout", r.layout.label), ("Training", training_kind(loaded).removeprefix("training kind ")),
                      ("Precision", fmt.peak_name(r.workload.precision.value)),
-                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("$ / 1M tokens", fmt.usd_short(f.usd)),
+                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("Throughput", throughput_kind(loaded)),
+                     ("$ / 1M tokens", fmt.usd_short(f.usd)),
                      ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
                      ("Evidence", evidence_kind(loaded))]),
         ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,

@@ -69,7 +69,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_one_row_per_framework_fastest_first_with_formula_and_convergence(registry: Path) -> None:
     reg = load_registry(registry)
     groups = views.framework_groups([x for x in reg.recipes if x.recipe.model == "Gemma-4-31B"])
-    assert [g.title for g in groups] == ["H100, pre-training, BF16, sequence 8k"]  # 4k: one framework, no table
+    assert [g.title for g in groups] == ["H100, pre-training, BF16, steady-state, sequence 8k"]  # 4k: one framework, no table
     rows = views.framework_rows(groups[0], reg.catalog, "models/gemma-4-31b.md", lambda x: True)
     miles = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/miles-run").recipe.result.tokens_per_s_per_gpu
     expected = sorted([("openrecipes-engine", "engine", 1400.0), ("torchtitan", "titan-a", 1300.0),
@@ -118,7 +118,7 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> No
             rows: [...t.tBodies[0].rows].map(r => [r.dataset.orRecipe, r.querySelector('[data-or-col=tokens]').innerText,
                    new URL(r.querySelector('a').href).pathname,
                    r.querySelector('a[download]') ? new URL(r.querySelector('a[download]').href).pathname : null])}))""")
-        assert [t["title"] for t in tables] == ["H100, pre-training, BF16, sequence 8k"]
+        assert [t["title"] for t in tables] == ["H100, pre-training, BF16, steady-state, sequence 8k"]
         shown = {row[0]: row for row in tables[0]["rows"]}
         assert [row[0] for row in tables[0]["rows"]] == [r["id"] for r in rows]  # the CSV's order: fastest first
         assert shown["gemma-4-31b/h100/engine"][1:] == ["1,400", "/recipes/gemma-4-31b/h100/engine/", None]

@@ -101,8 +101,8 @@ def test_planner_inputs_give_every_fitting_recipe_cheapest_first_within_like_row
     # Fits: H100 and at most 64 GPUs (pre-128 does not). Groups: pre-training BF16, pre-training FP8-CS, the
     # reference (training kind not stated, BF16: 8 GPUs, fits), LoRA; never a LoRA row in a pre-training group.
     by_id = {x.id: x for x in registry.recipes}
-    assert [g["group"] for g in plan] == ["pre-training, BF16", "pre-training, FP8-CS", "training kind not stated, BF16",
-                                          "LoRA, BF16"]
+    assert [g["group"] for g in plan] == ["pre-training, BF16, steady-state", "pre-training, FP8-CS, steady-state",
+                                          "training kind not stated, BF16, steady-state", "LoRA, BF16, steady-state"]
     for group in plan:
         kinds = {by_id[r["id"]].recipe.workload.training for r in group["rows"]}
         assert len(kinds) == 1, group
@@ -152,8 +152,8 @@ def test_compare_uses_your_price(browser, small) -> None:  # noqa: ANN001
     # What decides is in view; the rest folds under one button.
     shown = page.eval_on_selector_all("#or-compare-table tr[data-or-field]:not([hidden])",
                                       "els => els.map(e => e.dataset.orField)")
-    assert shown == [f"Decides: {f}" for f in ("Layout", "Training", "Precision", "Tokens/s per GPU", "$ / 1M tokens",
-                                               "MFU", "Memory per GPU", "Evidence")]
+    assert shown == [f"Decides: {f}" for f in ("Layout", "Training", "Precision", "Tokens/s per GPU", "Throughput",
+                                               "$ / 1M tokens", "MFU", "Memory per GPU", "Evidence")]
     # the reference does not state its training kind, pre-64 is pre-training: a difference that decides
     assert page.locator("#or-compare-table tr[data-or-field='Decides: Training'].or-diff").count() == 1
     page.locator("[data-or-compare-more]").click()
@@ -224,7 +224,7 @@ def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, comm
                                               None: "training kind not stated"}[kind]), (group["group"], row)
     target = "llama-3-70b/h100/mb-26.04.01-dgx-h100-64gpu-fp8-cs"
     training = by_id[target].recipe.workload.training
-    group_name = ("pre-training" if training else "training kind not stated") + ", FP8-CS"
+    group_name = ("pre-training" if training else "training kind not stated") + ", FP8-CS, steady-state"
     group = next(g for g in plan if g["group"] == group_name)
     assert group["rows"][0]["id"] == target
     assert (group["rows"][0]["cost"], group["rows"][0]["hours"], group["rows"][0]["days"]) == ("$351k", "167k", "109")

@@ -34,7 +34,7 @@ FIGURE_BOXES = """(cols) => [...document.querySelectorAll('table.or-sortable, ta
     const box = (el) => { const r = el.getBoundingClientRect();
                           return r.width ? [r.left, r.right] : []; };
     if (t.classList.contains('or-best')) {
-        return {id: t.className, cells: [...t.querySelectorAll('tr')].flatMap(r => [r.cells[4], r.cells[6]].map(box))};
+        return {id: t.className, cells: [...t.querySelectorAll('tr')].flatMap(r => [r.cells[5], r.cells[7]].map(box))};
     }
     const heads = [...t.tHead.rows[0].cells].filter(th => cols.includes(th.dataset.orSort));
     const cells = [...t.tBodies[0].rows].filter(r => !r.hidden)
@@ -69,16 +69,20 @@ def test_phone_budget_column_stays_on_screen(phone) -> None:  # noqa: ANN001
 _KINDS = {"lora": "LoRA", "sft": "SFT", "pre-training": "pre-training"}
 
 
-def _line(r) -> tuple[str, str, str]:  # noqa: ANN001
-    """The home page's line of a recipe: its model, training kind ("not stated" where absent) and precision."""
+def _line(r) -> tuple[str, str, str, str]:  # noqa: ANN001
+    """The home page's line of a recipe: its model, training kind ("not stated" where absent), precision and kind of
+    throughput (a time to train, MLPerf's, evaluation included, or a steady-state rate)."""
     kind = _KINDS[r.workload.training.value] if r.workload.training else "not stated"
-    return (r.model, kind, r.workload.precision.value.upper())
+    tt = r.result.time_to_train
+    throughput = "steady-state" if tt is None else "time to train, evaluation " + (
+        "included" if tt.evaluation_included else "excluded")
+    return (r.model, kind, r.workload.precision.value.upper(), throughput)
 
 
-def _cheapest_expected(registry, prices: dict[str, float]) -> dict[tuple[str, str, str], float | None]:  # noqa: ANN001
-    """Python's lowest $ / 1M per model, training kind and precision: a recipe's $ at your price for its GPU type,
-    its served figure otherwise."""
-    out: dict[tuple[str, str, str], float | None] = {}
+def _cheapest_expected(registry, prices: dict[str, float]) -> dict[tuple[str, str, str, str], float | None]:  # noqa: ANN001
+    """Python's lowest $ / 1M per model, training kind, precision and kind of throughput: a recipe's $ at your price
+    for its GPU type, its served figure otherwise."""
+    out: dict[tuple[str, str, str, str], float | None] = {}
     for loaded in registry.recipes:
         r = loaded.recipe
         if r.gpu.type in prices:
@@ -91,8 +95,8 @@ def _cheapest_expected(registry, prices: dict[str, float]) -> dict[tuple[str, st
 
 
 HOME_ROWS = """() => [...document.querySelectorAll('table.or-best tbody tr')].map(r => ({
-    line: [0, 1, 2].map(i => r.cells[i].innerText.trim()), text: r.cells[6].innerText.trim(),
-    id: (r.cells[6].querySelector('a') || {}).title || null, on: r.cells[7].innerText.trim()}))"""
+    line: [0, 1, 2, 3].map(i => r.cells[i].innerText.trim()), text: r.cells[7].innerText.trim(),
+    id: (r.cells[7].querySelector('a') || {}).title || null, on: r.cells[8].innerText.trim()}))"""
 
 
 def test_home_lowest_usd_follows_your_prices(wide, registry) -> None:  # noqa: ANN001
@@ -103,7 +107,7 @@ def test_home_lowest_usd_follows_your_prices(wide, registry) -> None:  # noqa: A
     # the home page's panel has an input per GPU type of its latest recipes; prices for others come by URL
     types = wide.eval_on_selector_all("input[data-or-price]", "els => els.map(e => e.dataset.orPrice)")
     assert [row["text"] for row in before] == [fmt.usd_short(served[tuple(row["line"])]) for row in before]
-    assert len(before) == len(served)  # one line per model, training kind and precision
+    assert len(before) == len(served)  # one line per model, training kind, precision and kind of throughput
     # One price of your own, very low: the recipes of that GPU type become each model's cheapest where they run.
     prices = {types[0]: 0.01}
     wide.locator("[data-or-decide] summary").click()

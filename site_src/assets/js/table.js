@@ -34,6 +34,8 @@ export let CSV_COLUMNS = [
     return csvText(t === "not stated" ? "" : t);  // empty where unstated, as recipes.csv writes it
   }],
   ["tokens_per_s_per_gpu", function (row) { return figure(row, "tokens"); }],
+  // data-throughput only on a time-to-train row (views.throughput_kind), as recipes.csv writes it
+  ["throughput", function (row) { return csvText(row.dataset.throughput || "steady-state"); }],
   ["usd_per_million_tokens", function (row) { return figure(row, "usd"); }],
   ["mfu", function (row) { return figure(row, "mfu"); }],
   ["mfu_peak", function (row) {
