@@ -259,7 +259,9 @@ def _dense(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], key: str) -> bool:
 
 # A recipes table serves its first LIVE_ROWS rows live, the rest as compact JSON (rowdata); one without filters shows
 # every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (site_src/assets/js's LIVE and BIG).
-LIVE_ROWS = 500
+# LIVE_ROWS is the all-recipes table's first view (table.js LIMIT): 500 live rows were 1 MB of the 10,000-row page,
+# whose parsing put a shared link's first paint at 2.2-2.6 s against 1.0-1.3 s with 60 (benchmarks/site_scale.py).
+LIVE_ROWS = 60
 ALL_ROWS_UP_TO = 1000
 
 
