@@ -157,6 +157,9 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     ds = r.workload.dataset
     add("Rows", fmt.rows(ds.build.name if ds and ds.build else None, ds.name if ds else None,
                          ds.rows_sha256 if ds else None, r.workload.rows))
+    # A value the source does not state, and how it was inferred: on the card, beside the figures it shapes.
+    for inferred in r.inferred:
+        add("Inferred", f"{inferred.field}: {inferred.reason}")
     return {"title": fmt.title(r.model, r.gpu.type), "rows": rows, "run": r.run.rstrip("\n")}
 
 
