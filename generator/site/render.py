@@ -453,10 +453,12 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
     return Page(_markdown("Recipe schema", body, hide=["toc"]), "Recipe schema", in_nav=True)
 
 
-# precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA.
+# precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA;
+# the last three are figures.comparable_mfu's: 6N over the dense BF16 peak, Megatron's count (with the causal
+# attention term) over the row's peak and over BF16.
 CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
                "training", "tokens_per_s_per_gpu", "usd_per_million_tokens", "mfu", "mfu_peak", "step_time_cv_percent",
-               "measured"]
+               "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
@@ -472,6 +474,7 @@ def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
 def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     r = loaded.recipe
     f = views.recipe_figures(loaded, registry.catalog)
+    c = figures.comparable_mfu(r, registry.catalog)
     # Text cells neutralised against formula injection (fmt.csv_text) and quoted where they hold any separator
     # (fmt.csv_line), figures and the GPU count left as numbers.
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
@@ -481,7 +484,8 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
-        fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
+        fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
+        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16))])
 
 
 FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "sequence", "framework", "id", "status",
