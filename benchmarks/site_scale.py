@@ -396,6 +396,11 @@ COMMITTED_QUERY = "gpu_type=H100&text=fp8&sort=usd&dir=asc"
 SYNTHETIC_QUERY = "status=verified&text=v1&sort=tokens&dir=asc"
 # After "Show all": each sort twice (a median and a max of ten clicks), then scrolls through the windowed table.
 SHOW_ALL_SORTS = SORTS * 2
+# A page of the site without a recipes table, its DOMContentLoaded and first contentful paint (ms): what any page
+# costs on this machine under the load of the moment (Material's bundle, Chart.js, the theme's CSS).
+FLOOR_PAGE = "methodology/"
+FLOOR = """() => [performance.getEntriesByType('navigation')[0].domContentLoadedEventStart,
+    performance.getEntriesByName('first-contentful-paint')[0].startTime]"""
 SCROLLS = 6
 # In the page: the page script's set-up steps (main.js's User Timing measures "or:<step>") and the document's
 # DOMContentLoaded, in ms.
@@ -450,6 +455,13 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
                               "unfiltered_ms": applied[0] - first[0], "count": page.inner_text("[data-or-count]"),
                               **page.evaluate(STEPS)})
                 page.close()
+            floor = []  # the machine's floor under the same load: a page of the same site without a recipes table
+            for _ in range(URL_VIEW_LOADS):
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/{FLOOR_PAGE}")
+                page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
+                floor.append(page.evaluate(FLOOR))
+                page.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(300000)  # with every row in the body, a sort at 10,000 took seconds
             page.goto(f"http://127.0.0.1:{port}/recipes/")
@@ -477,7 +489,8 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
     for i, (label, _, first) in enumerate(marks):
         last = marks[i + 1][2] if i + 1 < len(marks) else len(frames)
         sorts.append((label, max(frames[first:last])))
-    return {"query": query, "loads": loads, "shown_all": in_body, "shown": shown, "sorts": sorts, "scrolls": scrolls}
+    return {"query": query, "loads": loads, "shown_all": in_body, "shown": shown, "sorts": sorts, "scrolls": scrolls,
+            "floor": floor}
 
 
 def print_url_view(result: dict | None, n: int) -> None:
@@ -496,7 +509,13 @@ def print_url_view(result: dict | None, n: int) -> None:
         print(f"        DOMContentLoaded {load['dcl']:.0f} ms; page script from {start:.0f} ms: {steps or '-'}")
     views = [load["view_ms"] for load in result["loads"]]
     frames = [ms for _, ms in result["sorts"]]
-    print(f"    URL's view painted: median {statistics.median(views):.0f} ms, max {max(views):.0f} ms")
+    after = [load["view_ms"] - load["dcl"] for load in result["loads"]]
+    floor = result["floor"]
+    print(f"    a page without a table ({FLOOR_PAGE}), {len(floor)} loads: DOMContentLoaded median "
+          f"{statistics.median(d for d, _ in floor):.0f} ms, max {max(d for d, _ in floor):.0f} ms; first contentful "
+          f"paint median {statistics.median(p for _, p in floor):.0f} ms, max {max(p for _, p in floor):.0f} ms")
+    print(f"    URL's view painted: median {statistics.median(views):.0f} ms, max {max(views):.0f} ms; after "
+          f"DOMContentLoaded (the page script's share): median {statistics.median(after):.0f} ms, max {max(after):.0f} ms")
     print(f"sort click after \"Show all\" ({result['shown']} rows shown, {result['shown_all']} of them in the body "
           "before the first click), click to next painted frame:")
     print("    key         " + " ".join(f"{label[:5]:>5}" for label, _ in result["sorts"]))

@@ -5,7 +5,7 @@ import { params, MAX_TOKENS, validPrice, validCount, setParams } from "./url.js"
 import { forgetPriced, warmKeys } from "./table.js";
 import { cell } from "./compare.js";
 import { isSpacer } from "./rowwindow.js";
-import { built, rowAttr } from "./packed.js";
+import { build, built, rowAttr } from "./packed.js";
 
 // Your own prices and a token budget. A price typed for a GPU type (kept in localStorage and the URL as
 // "p.<type>") reprices every recipe of that type on the page; a budget ("budget", e.g. 1T) adds GPU-hours, dollars
@@ -171,11 +171,17 @@ export function priceRow(table, row) {
 export function flushPrices(table) {
   if (!table.orStale) return;
   table.orStale = false;
+  buildRewritten(table.orRows);
   table.orRows.forEach(function (row) { priceRow(table, row); });
 }
 
-// Rows repriced a task: a row not built yet is built first (packed.js), a few ms a hundred rows.
+// Rows repriced a task. A row not built yet (packed.js) whose figures a price of one's own or a budget rewrites
+// is built first, the rows of a slice together (one parse, not one a row).
 export let REPRICE_SLICE = 500;
+
+export function buildRewritten(rows) {
+  if (priced && (priced.budget || Object.keys(priced.prices).length)) build(rows);
+}
 
 export function repriceLater(table) {
   table.orStale = true;
@@ -183,7 +189,9 @@ export function repriceLater(table) {
   table.orStaleToken = token;
   function step() {
     if (table.orStaleToken !== token || !table.orStale) return;
-    for (var end = Math.min(at + REPRICE_SLICE, rows.length); at < end; at++) priceRow(table, rows[at]);
+    var end = Math.min(at + REPRICE_SLICE, rows.length);
+    buildRewritten(rows.slice(at, end));
+    for (; at < end; at++) priceRow(table, rows[at]);
     if (at < rows.length) setTimeout(step, 0);
     else { table.orStale = false; warmKeys(table); }
   }
