@@ -530,6 +530,7 @@ def test_item4_catalog_prefill_typing_persistence(wide, registry) -> None:  # no
         assert (float(served[loaded.id]["usd"]) if served[loaded.id]["usd"] else None) == usd, loaded.id
     wide.locator("[data-or-decide] summary").click()
     h100.fill("1.5")
+    wide.wait_for_function("location.search.includes('p.H100=1.5')")  # replaceState, then Playwright hears of it
     assert "p.H100=1.5" in wide.url
     rows = _all_rows(wide)
     for loaded in (x for x in registry.recipes if x.recipe.gpu.type == "H100"):
@@ -559,6 +560,7 @@ def test_item5_cost_to_train_equals_python_on_every_recipe(wide, registry) -> No
     wide.goto("recipes/?p.B200=5.25")
     assert wide.evaluate("document.querySelector('[data-or-decide]').open")  # a price of your own opens the panel
     wide.fill("input[data-or-budget]", "1T")
+    wide.wait_for_function("location.search.includes('budget=1T')")
     assert "budget=1T" in wide.url
     rows = _all_rows(wide)
     for loaded in registry.recipes:
@@ -587,8 +589,10 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     wide.goto("recipes/")
     _show_all(wide)
     picks = [REF_ID, "llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs", "llama-3-70b/gb200/mb-25.09-dgx-gb200-64gpu-fp8-mx"]
-    for rid in picks:
+    for rid in picks:  # scrolled to, as a reader would: the windowed table holds only the rows near the viewport
+        assert wide.evaluate("rid => OpenRecipes.revealRow('or-recipes', rid)", rid)
         wide.locator(f"input[data-or-compare='{rid}']").check()
+    wide.wait_for_function("location.search.includes('compare=')")
     assert "compare=" in wide.url  # the selection is in the URL
     fourth = wide.locator("input[data-or-compare]:not(:checked)").first.get_attribute("data-or-compare")
     wide.locator(f"input[data-or-compare='{fourth}']").check()
@@ -596,8 +600,8 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     wide.locator(f"input[data-or-compare='{fourth}']").uncheck()
     wide.reload()
     _show_all(wide)
-    assert sorted(wide.eval_on_selector_all("input[data-or-compare]:checked", "els => els.map(e => e.dataset.orCompare)")) \
-        == sorted(picks)
+    assert sorted(wide.evaluate("""() => OpenRecipes.shownRows('or-recipes').map(r => r.querySelector('input[data-or-compare]'))
+        .filter(e => e.checked).map(e => e.dataset.orCompare)""")) == sorted(picks)
     wide.locator("[data-or-compare-open]").click()
     wide.wait_for_selector("#or-compare-table")
     assert "compare/?ids=" in wide.url

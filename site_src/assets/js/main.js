@@ -5,7 +5,7 @@ import { csvCell, csvText, initCsv, initFilters, initRows, initSimpleSort, initS
 import { initCharts } from "./charts.js";
 import { initDecide, parseTokens } from "./prices.js";
 import { initCompareView, initPicks } from "./compare.js";
-import { shownRows } from "./rowwindow.js";
+import { revealRow, shownRows } from "./rowwindow.js";
 
 // A link into a folded section (the evidence summary's, a search result's) opens the folds around its target.
 export function openFoldsFor(hash) {
@@ -68,9 +68,11 @@ if (typeof document$ !== "undefined" && document$.subscribe) {
   init();
 }
 
-// The browser tests' hooks into the CSV and token parsing (tests/site), and the rows a table shows in its order,
-// in its window or out of it (read-only: rowwindow.js keeps only the rows near the viewport in the document).
+// The browser tests' hooks into the CSV and token parsing (tests/site), the rows a table shows in its order, in its
+// window or out of it (read-only: rowwindow.js keeps only the rows near the viewport in the document), and a row
+// scrolled into view by its recipe id (as a reader scrolls to it).
 window.OpenRecipes = {
   csvText: csvText, csvCell: csvCell, tableCsv: tableCsv, parseTokens: parseTokens,
-  shownRows: function (id) { var t = document.getElementById(id); return t ? shownRows(t) : []; }
+  shownRows: function (id) { var t = document.getElementById(id); return t ? shownRows(t) : []; },
+  revealRow: function (id, recipe) { var t = document.getElementById(id); return t ? revealRow(t, recipe) : false; }
 };
