@@ -4,8 +4,9 @@
    10,000 rows (main.js's User Timing steps, benchmarks/site_scale.py). Each packed row is now an empty <tr> (its place
    in table.orRows, so that every list of rows holds the same elements) that knows its shape and values; its text,
    attributes and sort keys are read from them (each shape parsed once), which is what filters and sorts need; its
-   cells are built when it comes into view, when a price of one's own or a budget rewrites its figures, when the CSV
-   or the compare ticks read it, and for all rows in idle time after load (buildLater). */
+   cells are built when it comes into view, when a price of one's own or a budget rewrites its figures, or when the
+   CSV reads it. Not in idle time after load: building every row there, 200 a slice, delayed the first keystrokes
+   by up to 640 ms under load (benchmarks/site_scale.py --keystrokes-only, load average 12-18). */
 
 var SLOT = /\u0001(\d+)\u0002/g;
 var ENTITY = /&(?:#(\d+);|#x([0-9a-fA-F]+);|(amp|lt|gt|quot|apos);)/g;
@@ -110,24 +111,4 @@ export function build(rows) {
 export function built(row) {
   if (row.orPacked) build([row]);
   return row;
-}
-
-// Every row of the table built in idle time after load, a slice at a time (the page stays responsive; a row needed
-// sooner is built then).
-export var SLICE = 200;
-
-export function buildLater(table) {
-  var later = window.requestIdleCallback || function (f) { return setTimeout(f, 50); };
-  var rows = table.orRows, at = 0;  // every row, in the order of the moment (a sort makes a new list)
-  function slice() {
-    if (!table.isConnected) return;
-    var list = [];
-    while (at < rows.length && list.length < SLICE) {
-      if (rows[at].orPacked) list.push(rows[at]);
-      at++;
-    }
-    build(list);
-    if (at < rows.length) later(slice);
-  }
-  later(slice);
 }

@@ -177,7 +177,7 @@ export function flushPrices(table) {
 
 // Rows repriced a task. A row not built yet (packed.js) whose figures a price of one's own or a budget rewrites
 // is built first, the rows of a slice together (one parse, not one a row).
-export let REPRICE_SLICE = 500;
+export let REPRICE_SLICE = 200;
 
 export function buildRewritten(rows) {
   if (priced && (priced.budget || Object.keys(priced.prices).length)) build(rows);

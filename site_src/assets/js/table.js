@@ -3,7 +3,7 @@
 import { params, MAX_TEXT, NAME, setParams } from "./url.js";
 import { priceRow, flushPrices } from "./prices.js";
 import { isSpacer, showWindowed, unwindow } from "./rowwindow.js";
-import { build, buildLater, cellRaw, packedRows, rowAttr, rowText } from "./packed.js";
+import { build, cellRaw, packedRows, rowAttr, rowText } from "./packed.js";
 
 // CSV of the rows in view: text cells neutralised as recipes.csv's are (generator.site.formatting.csv_text:
 // a leading = + - @ tab or CR gets a single quote), figures as the page's sort keys (Python's repr of the
@@ -125,7 +125,6 @@ export function initRows(root) {
     }
     rows.forEach(function (row, i) { row.orIdx = i; });  // its place as served: columnRanks' index
     table.orRows = rows;
-    if (inert) buildLater(table);
     table.orDetach = rows.length > DETACH;
     var stash = document.createElement("tbody");
     stash.hidden = true;
