@@ -101,10 +101,10 @@ export function initCsv(root) {
 // style and DOM work in Chromium, against 5-70 ms with them out of it; at the committed registry's 2,218 rows,
 // filter keystroke median 34 / max 60 ms and price key median 58 / max 94 ms in it, 14 / 38 and 17 / 35 out of it
 // (benchmarks/site_scale.py --committed). A table without filters shows every row up to BIG rows, else its first LIVE.
-export let BIG = 1000, LIVE = 60, DETACH = BIG;
+export let BIG = 1000, LIVE = 60, DETACH = BIG;  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
 // What "Show all" costs the reader (rowwindow.js): the rows far off screen are out of the page.
 export let OFF_SCREEN = "Rows far off screen are left out of the page until you scroll to them, so the browser's " +
-  "find-in-page does not see them; the text filter searches every row.";  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
+  "find-in-page does not see them; the text filter searches every row.";
 
 // Rows leaving the view: hidden, into the stash or out of the document.
 export function putAway(table, list) {
