@@ -287,7 +287,7 @@ REPRICES = ([("$" + c, PRICE_INPUT, c) for c in "1.5"] + [("$bs", PRICE_INPUT, "
             + [("b" + c, BUDGET_INPUT, c) for c in "1T"] + [("b5", BUDGET_INPUT, "Backspace 5 0 0 B")]
             + [("bclr", BUDGET_INPUT, "Control+a Backspace")])
 # After a reprice: the rows in view whose $ / 1M is not the one for the price typed (the frame must show them all).
-STALE = """(price) => [...document.querySelectorAll('#or-recipes tbody tr:not([hidden])')].filter(r => {
+STALE = """(price) => [...document.querySelectorAll('#or-recipes tbody tr[data-or-recipe]:not([hidden])')].filter(r => {
     const t = parseFloat(r.querySelector('[data-or-col=tokens]').dataset.sort);
     const u = parseFloat(r.querySelector('[data-or-col=usd]').dataset.sort);
     return r.dataset.gpu_type === 'H100' && Math.abs(u - price / (t * 3600) * 1e6) > 1e-9 * u;
@@ -390,16 +390,49 @@ FRAMES = """(() => {
   });
   tick();
 })()"""
-URL_VIEW_LOADS = 3
+URL_VIEW_LOADS = 5
 # The shared links opened: a filter, a text and a sort (the committed registry's is test_site_committed_browser's).
 COMMITTED_QUERY = "gpu_type=H100&text=fp8&sort=usd&dir=asc"
 SYNTHETIC_QUERY = "status=verified&text=v1&sort=tokens&dir=asc"
+# After "Show all": each sort twice (a median and a max of ten clicks), then scrolls through the windowed table.
+SHOW_ALL_SORTS = SORTS * 2
+# A page of the site without a recipes table, its DOMContentLoaded and first contentful paint (ms): what any page
+# costs on this machine under the load of the moment (Material's bundle, Chart.js, the theme's CSS).
+FLOOR_PAGE = "methodology/"
+FLOOR = """() => [performance.getEntriesByType('navigation')[0].domContentLoadedEventStart,
+    performance.getEntriesByName('first-contentful-paint')[0].startTime]"""
+SCROLLS = 6
+# In the page: the page script's set-up steps (main.js's User Timing measures "or:<step>") and the document's
+# DOMContentLoaded, in ms.
+STEPS = """() => ({dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventStart,
+  steps: performance.getEntriesByType('measure').filter(m => m.name.startsWith('or:'))
+    .map(m => [m.name.slice(3), m.startTime, m.duration])})"""
+# One scroll by most of a screen, timed to the end of the frame that paints it (the windowed table's rows for the
+# new scroll position go in from that frame's scroll event); returns [ms, rows in the body, whether the rows at the
+# top of the viewport are the table's rows for that position].
+SCROLL = """() => new Promise(done => {
+  const start = performance.now();
+  window.scrollBy(0, Math.round(window.innerHeight * 0.8));
+  requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      const ms = performance.now() - start;
+      const body = document.getElementById('or-recipes').tBodies[0];
+      const rows = [...body.rows].filter(r => !r.hasAttribute('data-or-spacer'));
+      const covered = rows.length > 0 && rows[0].getBoundingClientRect().top <= 100
+        && rows[rows.length - 1].getBoundingClientRect().bottom >= window.innerHeight;
+      done([ms, rows.length, covered]);
+    };
+    channel.port2.postMessage(0);
+  });
+})"""
 
 
 def url_view_and_show_all(site: Path, query: str) -> dict | None:
     """The all-recipes page opened with `query` URL_VIEW_LOADS times: per load, the first frame showing rows (ms
-    from navigation start), whether it showed the URL's view, and how long unfiltered rows showed before it; then,
-    after "Show all" (its rows all in), each sort click's time to the next painted frame."""
+    from navigation start), whether it showed the URL's view, how long unfiltered rows showed before it, and where
+    the time went (DOMContentLoaded, the page script's steps); then, after "Show all", each sort click's time to the
+    next painted frame, and each scroll's."""
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
         return None
@@ -419,7 +452,15 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
                 first = next(f for f in frames if f[1])
                 applied = next(f for f in frames if f[1] and f[2])
                 loads.append({"first_rows_ms": first[0], "first_is_view": first[2], "view_ms": applied[0],
-                              "unfiltered_ms": applied[0] - first[0], "count": page.inner_text("[data-or-count]")})
+                              "unfiltered_ms": applied[0] - first[0], "count": page.inner_text("[data-or-count]"),
+                              **page.evaluate(STEPS)})
+                page.close()
+            floor = []  # the machine's floor under the same load: a page of the same site without a recipes table
+            for _ in range(URL_VIEW_LOADS):
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/{FLOOR_PAGE}")
+                page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
+                floor.append(page.evaluate(FLOOR))
                 page.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(300000)  # with every row in the body, a sort at 10,000 took seconds
@@ -429,11 +470,17 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
             page.click("button[data-or-show-all]")
             page.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached", timeout=300000)
             page.wait_for_timeout(1000)
-            in_body = page.locator("#or-recipes tbody tr:not([hidden])").count()
+            in_body = page.locator("#or-recipes tbody tr[data-or-recipe]:not([hidden])").count()
+            shown = page.evaluate("(OpenRecipes.shownRows ? OpenRecipes.shownRows('or-recipes') : "
+                                  "document.querySelectorAll('#or-recipes tbody tr:not([hidden])')).length")
             page.evaluate(PROBE)
-            marks = _timed(page, SORTS, lambda key: page.click(f"#or-recipes th[data-or-sort={key}] button"))
+            marks = _timed(page, SHOW_ALL_SORTS, lambda key: page.click(f"#or-recipes th[data-or-sort={key}] button"))
             page.wait_for_timeout(1000)
             frames = page.evaluate("window.__orFrames")
+            scrolls = []
+            for _ in range(SCROLLS):
+                scrolls.append(page.evaluate(SCROLL))
+                page.wait_for_timeout(300)
             browser.close()
     finally:
         server.terminate()
@@ -442,25 +489,42 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
     for i, (label, _, first) in enumerate(marks):
         last = marks[i + 1][2] if i + 1 < len(marks) else len(frames)
         sorts.append((label, max(frames[first:last])))
-    return {"query": query, "loads": loads, "shown_all": in_body, "sorts": sorts}
+    return {"query": query, "loads": loads, "shown_all": in_body, "shown": shown, "sorts": sorts, "scrolls": scrolls,
+            "floor": floor}
 
 
 def print_url_view(result: dict | None, n: int) -> None:
     if result is None:
         print("URL view at first paint: no Chromium at /usr/bin/chromium")
         return
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min) at the end of this run")
     print(f"all-recipes page at {n} rows opened with ?{result['query']}, {len(result['loads'])} loads (ms from "
           "navigation start):")
     for load in result["loads"]:
+        steps = ", ".join(f"{name} {ms:.0f}" for name, _, ms in load["steps"] if ms >= 5)
         print(f"    first frame with rows {load['first_rows_ms']:.0f} ms, showing the URL's view: "
               f"{'yes' if load['first_is_view'] else 'NO'}; URL's view painted at {load['view_ms']:.0f} ms; "
               f"unfiltered rows shown {load['unfiltered_ms']:.0f} ms; count {load['count']!r}")
+        start = min((at for _, at, _ in load["steps"]), default=0)
+        print(f"        DOMContentLoaded {load['dcl']:.0f} ms; page script from {start:.0f} ms: {steps or '-'}")
+    views = [load["view_ms"] for load in result["loads"]]
     frames = [ms for _, ms in result["sorts"]]
-    print(f"sort click after \"Show all\" ({result['shown_all']} rows in the body before the first click), click to "
-          "next painted frame:")
+    after = [load["view_ms"] - load["dcl"] for load in result["loads"]]
+    floor = result["floor"]
+    print(f"    a page without a table ({FLOOR_PAGE}), {len(floor)} loads: DOMContentLoaded median "
+          f"{statistics.median(d for d, _ in floor):.0f} ms, max {max(d for d, _ in floor):.0f} ms; first contentful "
+          f"paint median {statistics.median(p for _, p in floor):.0f} ms, max {max(p for _, p in floor):.0f} ms")
+    print(f"    URL's view painted: median {statistics.median(views):.0f} ms, max {max(views):.0f} ms; after "
+          f"DOMContentLoaded (the page script's share): median {statistics.median(after):.0f} ms, max {max(after):.0f} ms")
+    print(f"sort click after \"Show all\" ({result['shown']} rows shown, {result['shown_all']} of them in the body "
+          "before the first click), click to next painted frame:")
     print("    key         " + " ".join(f"{label[:5]:>5}" for label, _ in result["sorts"]))
     print("    frame ms    " + " ".join(f"{ms:>5.0f}" for ms in frames))
-    worst = max(load["view_ms"] for load in result["loads"])
+    scrolls = result["scrolls"]
+    print(f"scroll by 0.8 screen after the sorts, to the end of the frame that paints it: "
+          f"{' '.join(f'{ms:.0f}' for ms, _, _ in scrolls)} ms; rows in the body {[r for _, r, _ in scrolls]}; "
+          f"viewport covered by rows each time: {'yes' if all(c for _, _, c in scrolls) else 'NO'}")
+    worst = max(views)
     flash = any(not load["first_is_view"] for load in result["loads"])
     print(f"    goals: URL's view at first paint <= 1000 ms: worst {worst:.0f} ms, unfiltered rows never painted first: "
           f"{'met' if not flash else 'MISSED'} ({'met' if worst <= 1000 and not flash else 'MISSED'}); sort after "
@@ -564,13 +628,17 @@ def main() -> int:
     parser.add_argument("--serve-only", type=Path, metavar="PROJECT",
                         help="only time a recipe edit under mkdocs serve on an already written project")
     parser.add_argument("--committed", action="store_true", help="this repository's registry instead of synthetic ones")
-    parser.add_argument("--url-view-only", type=Path, metavar="SITE",
-                        help="only time the URL's view at first paint and sorts after \"Show all\" on a built site")
+    parser.add_argument("--url-view-only", type=Path, nargs="+", metavar="SITE",
+                        help="only time the URL's view at first paint and sorts after \"Show all\" on built sites "
+                             "(several: one after the other, e.g. the same site with the page script before and after "
+                             "a change)")
     args = parser.parse_args()
     if args.url_view_only:
         query = COMMITTED_QUERY if args.committed else SYNTHETIC_QUERY
-        n = len(list((args.url_view_only / "recipes").rglob("index.html"))) - 1
-        print_url_view(url_view_and_show_all(args.url_view_only, query), n)
+        for site in args.url_view_only:
+            n = len(list((site / "recipes").rglob("index.html"))) - 1
+            print(f"== {site} ==")
+            print_url_view(url_view_and_show_all(site, query), n)
         return 0
     if args.committed and not args.keystrokes_only:
         with tempfile.TemporaryDirectory(prefix="site-scale-") as tmp_name:

@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/site_screenshots.py SITE_DIR OUT_DIR
 
 SITE_DIR is a built site (for example from the committed registry, as tests/site/conftest.py builds it once per test run). Pages:
-home, all recipes (also with a budget and a filter), the reference recipe (also at a price of one's own), a model page
+home, all recipes (also with a budget and a filter, and after "Show all" scrolled to its middle), the reference recipe
+(also at a price of one's own), a recipe with inferred values and one's comparable MFU rows, a model page
 (its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
 scaling chart, the methodology and a compare
 view of three recipes. For each
@@ -41,6 +42,23 @@ PAGES = {
     "model-mlperf": "models/llama-2-70b/",
     "model-mlperf-plan": f"models/llama-2-70b/?{PLAN}#plan-a-run",
     "recipes-mlperf": "recipes/?model=Llama-2-70B&gpu_type=H100",
+    # After "Show all", scrolled into the middle of the windowed table (rowwindow.js).
+    "recipes-all": "recipes/",
+    # A card with inferred values (its last rows), and a page's figures with the comparable MFU rows.
+    "recipe-inferred": "recipes/llama-3-8b/gb200/mb-25.09-dgx-gb200-8gpu-fp8-mx/",
+    "recipe-figures": "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs/#figures",
+}
+# What a shot does on its page before it is taken (JavaScript, awaited).
+ACTIONS = {
+    "recipes-all": """async () => {
+        document.querySelector('button[data-or-show-all]').click();
+        await new Promise(r => setTimeout(r, 300));
+        const t = document.getElementById('or-recipes').getBoundingClientRect();
+        window.scrollTo(0, window.scrollY + t.top + t.height / 2);
+    }""",
+    "recipe-inferred": """() => {
+        const dts = [...document.querySelectorAll('#card dt')].filter(d => d.textContent === 'Inferred');
+        dts[dts.length - 1].scrollIntoView({block: 'end'}); }""",
 }
 WIDTHS = {1400: 900, 390: 844}
 
@@ -72,6 +90,8 @@ def shoot(site: Path, out: Path, only: list[str] | None = None) -> list[str]:
                     # charts drawn (a 1,846-row GPU page draws its chart after its table), rows filled
                     page.wait_for_function("""() => typeof Chart === 'undefined' || [...document.querySelectorAll(
                         'canvas[data-or-chart]')].every(c => Chart.getChart(c))""", timeout=10000)
+                    if name in ACTIONS:
+                        page.evaluate(ACTIONS[name])
                     page.wait_for_timeout(400)
                     wide = page.evaluate("document.scrollingElement.scrollWidth")
                     path = out / f"{name}-{width}.png"

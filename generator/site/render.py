@@ -263,7 +263,9 @@ def _dense(pairs: list[tuple[LoadedRecipe, dict[str, Any]]], key: str) -> bool:
 
 # A recipes table serves its first LIVE_ROWS rows live, the rest as compact JSON (rowdata); one without filters shows
 # every row up to ALL_ROWS_UP_TO, else its first LIVE_ROWS and says so (site_src/assets/js's LIVE and BIG).
-LIVE_ROWS = 500
+# LIVE_ROWS is the all-recipes table's first view (table.js LIMIT): 500 live rows were 1 MB of the 10,000-row page,
+# whose parsing put a shared link's first paint at 2.2-2.6 s against 1.0-1.3 s with 60 (benchmarks/site_scale.py).
+LIVE_ROWS = 60
 ALL_ROWS_UP_TO = 1000
 
 
@@ -462,10 +464,12 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
 
 
 # precision, training and mfu_peak say what an MFU is against: the precision's peak for reported rows, 4N for LoRA;
-# throughput what tokens/s per GPU is (views.throughput_kind: steady-state, or a time to train with its evaluations).
+# throughput what tokens/s per GPU is (views.throughput_kind: steady-state, or a time to train with its evaluations);
+# the last three are figures.comparable_mfu's: 6N over the dense BF16 peak, Megatron's count (with the causal
+# attention term) over the row's peak and over BF16.
 CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
-               "step_time_cv_percent", "measured"]
+               "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
@@ -481,6 +485,7 @@ def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
 def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     r = loaded.recipe
     f = views.recipe_figures(loaded, registry.catalog)
+    c = figures.comparable_mfu(r, registry.catalog)
     # Text cells neutralised against formula injection (fmt.csv_text) and quoted where they hold any separator
     # (fmt.csv_line), figures and the GPU count left as numbers.
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
@@ -490,7 +495,8 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), views.throughput_kind(loaded), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
-        fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else ""])
+        fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
+        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16))])
 
 
 FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework", "id", "status",

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from generator import figures
 from generator.catalog import Catalog
 from generator.load import LoadedRecipe
-from generator.models import ENV_NAME_PATTERN, Recompute
+from generator.models import ENV_NAME_PATTERN, Recipe, Recompute
 from generator.site import formatting as fmt
 
 ORIGIN_MEASURED = "measured here"  # measured or verified: figures from our own runs
@@ -161,6 +161,9 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     ds = r.workload.dataset
     add("Rows", fmt.rows(ds.build.name if ds and ds.build else None, ds.name if ds else None,
                          ds.rows_sha256 if ds else None, r.workload.rows))
+    # A value the source does not state, and how it was inferred: on the card, beside the figures it shapes.
+    for inferred in r.inferred:
+        add("Inferred", f"{inferred.field}: {inferred.reason}")
     return {"title": fmt.title(r.model, r.gpu.type), "rows": rows, "run": r.run.rstrip("\n")}
 
 
@@ -457,6 +460,25 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     return out
 
 
+def comparable_mfu_rows(recipe: Recipe, catalog: Catalog) -> list[tuple[str, str]]:
+    """figures.comparable_mfu on the recipe page, each figure with its convention: 6N over the dense BF16 peak (rows
+    of any precision compare), and Megatron's count with the causal attention term over the row's peak and BF16's."""
+    c = figures.comparable_mfu(recipe, catalog)
+    six_n = "4N (frozen base)" if figures.frozen_base(recipe) else "6N"
+    rows = []
+    if c.six_n_bf16 is not None:
+        rows.append(("MFU over the BF16 peak", f"{fmt.percent(c.six_n_bf16, 2)}: {six_n} FLOPs a token over the GPU's "
+                     "dense BF16 peak, whatever the precision, so that rows of any precision compare"))
+    if c.megatron is not None and c.megatron_bf16 is not None and c.attention_share is not None:
+        _, key = figures.peak_for(recipe, catalog)
+        rows.append(("MFU with causal attention", f"{fmt.percent(c.megatron, 2)} of the {fmt.peak_name(key or 'bf16')} "
+                     f"peak, {fmt.percent(c.megatron_bf16, 2)} of the BF16 peak: Megatron's FLOP count (every matrix "
+                     f"product and the causal attention term, {fmt.percent(c.attention_share, 1)} on top of 6N; the "
+                     "input embedding lookup not counted)" + (", scaled as 4N is to 6N" if figures.frozen_base(recipe)
+                                                               else "")))
+    return rows
+
+
 def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
     r = loaded.recipe
     res = r.result
@@ -478,6 +500,7 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
                      + (", 4N FLOPs a token (frozen base)" if figures.frozen_base(r) else "")))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
+    rows += comparable_mfu_rows(r, catalog)
     if res.window is not None:
         rows.append(("Window", f"steps {res.window[0]}{fmt.DASH}{res.window[1]} (0-based, inclusive)"))
     if f.derived.window_tokens is not None:

@@ -11,6 +11,7 @@ import pytest
 
 from generator.site import formatting as fmt
 from generator.site import views
+from generator.site.render import LIVE_ROWS
 from generator.site.rowdata import expand
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,13 +27,33 @@ def _show_all(page) -> None:  # noqa: ANN001
     page.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached")
 
 
+# Two frames and the task after them: a windowed table (rowwindow.js) follows a scroll in the frame after it.
+SETTLE = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
+
+
+def _every_row_laid_out(page, table: str, read: str) -> dict[str, object]:  # noqa: ANN001
+    """`read` (a JavaScript function of a row) for every row of a table, each read while laid out in the document: the
+    page scrolled through the table most of a screen at a time (a windowed table holds only the rows near the
+    viewport)."""
+    out: dict[str, object] = {}
+    page.evaluate("window.scrollTo(0, 0)")
+    while True:
+        page.evaluate(SETTLE)
+        out.update(page.evaluate(f"""() => Object.fromEntries([...document.querySelectorAll(
+            '{table} tbody tr[data-or-recipe]:not([hidden])')].map(r => [r.dataset.orRecipe, ({read})(r)]))"""))
+        if page.evaluate("window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 1"):
+            return out
+        page.evaluate("window.scrollBy(0, Math.round(window.innerHeight * 0.8))")
+
+
 def _column(page, table: str, key: str, attr: str = "data-sort") -> list[str]:  # noqa: ANN001
-    """A column's values (by its header's data-or-sort key) over the table's shown rows, top to bottom."""
+    """A column's values (by its header's data-or-sort key) over the table's shown rows, top to bottom (read through
+    OpenRecipes.shownRows: a windowed table holds only the rows near the viewport in the document)."""
     return page.evaluate("""([table, key, attr]) => {
         const t = document.querySelector(table);
         const i = [...t.tHead.rows[0].cells].findIndex(th => th.dataset.orSort === key);
-        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => attr ? r.cells[i].getAttribute(attr)
-                                                                              : r.cells[i].innerText.trim());
+        return OpenRecipes.shownRows(t.id).map(r => attr ? r.cells[i].getAttribute(attr)
+                                                         : r.cells[i].textContent.trim());
     }""", [table, key, attr])
 
 
@@ -55,10 +76,10 @@ def test_item1_every_figure_column_in_view_at_1400(wide) -> None:  # noqa: ANN00
 def test_item1_rows_are_one_line_with_compact_names(wide, registry) -> None:  # noqa: ANN001
     wide.goto("recipes/")
     _show_all(wide)
-    rows = wide.evaluate("""() => [...document.querySelectorAll('#or-recipes tbody tr')].map(r => ({
+    rows = list(_every_row_laid_out(wide, "#or-recipes", """r => ({
         id: r.dataset.orRecipe, height: r.getBoundingClientRect().height,
         line: parseFloat(getComputedStyle(r.cells[0]).lineHeight),
-        title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim()}))""")
+        title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim()})""").values())
     assert len(rows) == len(registry.recipes)
     by_id = {x.id: x for x in registry.recipes}
     for row in rows:
@@ -74,8 +95,8 @@ def test_item1_rows_are_one_line_with_compact_names(wide, registry) -> None:  # 
 def test_item1_figures_at_meaningful_precision_from_python(wide, registry) -> None:  # noqa: ANN001
     wide.goto("recipes/")
     _show_all(wide)
-    cells = wide.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#or-recipes tbody tr')].map(r =>
-        [r.dataset.orRecipe, ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())]))""")
+    cells = _every_row_laid_out(wide, "#or-recipes",
+                                "r => ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())")
     assert len(cells) == len(registry.recipes)
     for loaded in registry.recipes:
         f = views.recipe_figures(loaded, registry.catalog)
@@ -139,23 +160,23 @@ def test_issue18_pages_lead_with_the_best_layout_per_gpu_count(wide, phone, regi
     assert phone.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
 
 
-def test_a_group_table_over_1000_rows_says_it_shows_500_and_shows_all(wide, registry) -> None:  # noqa: ANN001
-    """gpus/h100/ holds more than 1,000 recipes: the page says it shows the first 500, links to the all-recipes table
+def test_a_group_table_over_1000_rows_says_it_shows_the_first_and_shows_all(wide, registry) -> None:  # noqa: ANN001
+    """gpus/h100/ holds more than 1,000 recipes: the page says it shows the first LIVE_ROWS, links to the all-recipes table
     filtered to H100 (same recipes), and "Show all" puts every one in, which a later sort keeps."""
     h100 = {x.id for x in registry.recipes if x.recipe.gpu.type == "H100"}
     assert len(h100) > 1000
     wide.goto("gpus/h100/")
     note = wide.locator("[data-or-partial=or-group]")
-    assert f"first 500 of its {len(h100):,} recipes" in note.inner_text()
-    assert wide.locator("#or-group tbody tr:not([hidden])").count() == 500
+    assert f"first {LIVE_ROWS} of its {len(h100):,} recipes" in note.inner_text()
+    assert wide.locator("#or-group tbody tr:not([hidden])").count() == LIVE_ROWS
     link = note.locator("a").evaluate("a => a.href")  # resolved against the page
     assert link.endswith("/recipes/?gpu_type=H100"), link
     note.locator("button[data-or-show-all]").click()
-    shown = wide.eval_on_selector_all("#or-group tbody tr:not([hidden])", "els => els.map(r => r.dataset.orRecipe)")
+    shown = wide.evaluate("OpenRecipes.shownRows('or-group').map(r => r.dataset.orRecipe)")
     assert len(shown) == len(h100) and set(shown) == h100
-    assert note.inner_text() == f"All {len(h100):,} recipes shown."
+    assert note.inner_text().startswith(f"All {len(h100):,} recipes shown. Rows far off screen")
     wide.locator("#or-group th[data-or-sort=name] button").click()
-    assert wide.locator("#or-group tbody tr:not([hidden])").count() == len(h100)  # the sort kept every row
+    assert wide.evaluate("OpenRecipes.shownRows('or-group').length") == len(h100)  # the sort kept every row
     wide.goto(link)
     assert wide.locator("[data-or-count]").inner_text().startswith(f"{len(h100)} of {len(registry.recipes)} recipes")
 
@@ -226,7 +247,7 @@ def test_item11_rows_and_figure_cells_carry_hooks(wide, registry) -> None:  # no
     served_rows = served + "".join(expand(packed.group(1)))
     assert set(re.findall(r'<tr[^>]* data-or-recipe="([^"]+)"', served_rows)) == ids
     _show_all(wide)
-    rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", """els => els.map(r => [r.dataset.orRecipe,
+    rows = wide.evaluate("""() => OpenRecipes.shownRows('or-recipes').map(r => [r.dataset.orRecipe,
         ['tokens', 'usd', 'mfu'].map(c => r.querySelectorAll(`td[data-or-col="${c}"]`).length)])""")
     assert {r[0] for r in rows} == ids and len(rows) == len(ids)
     assert all(counts == [1, 1, 1] for _, counts in rows)
@@ -387,7 +408,7 @@ def test_item10_no_serious_or_critical_axe_violations(new_page, site, width: int
 # Item 7: shareable state in the URL, CSV of the rows in view.
 
 def _shown_ids(page) -> list[str]:  # noqa: ANN001
-    return page.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(r => r.dataset.orRecipe)")
+    return page.evaluate("OpenRecipes.shownRows('or-recipes').map(r => r.dataset.orRecipe)")
 
 
 def test_item7_filters_and_sort_come_from_the_url(wide) -> None:  # noqa: ANN001
@@ -398,9 +419,8 @@ def test_item7_filters_and_sort_come_from_the_url(wide) -> None:  # noqa: ANN001
     # "q" would be Material's search query: a shared filtered view opened its search dialog over the table.
     assert not wide.evaluate("document.getElementById('__search').checked")
     assert wide.locator("#or-recipes th[data-or-sort=usd]").get_attribute("aria-sort") == "ascending"
-    rows = wide.eval_on_selector_all("#or-recipes tbody tr:not([hidden])", "els => els.map(r => [r.dataset.gpu_type, "
-                                     "r.textContent.toLowerCase().includes('fp8'), r.querySelector('[data-or-col=usd]')"
-                                     ".dataset.sort])")
+    rows = wide.evaluate("OpenRecipes.shownRows('or-recipes').map(r => [r.dataset.gpu_type, "
+                         "r.textContent.toLowerCase().includes('fp8'), r.querySelector('[data-or-col=usd]').dataset.sort])")
     assert rows and all(gpu == "H100" and has for gpu, has, _ in rows)
     usd = [v for _, _, v in rows]
     known = [float(v) for v in usd if v]
@@ -476,13 +496,15 @@ def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
 
 
 def _all_rows(page) -> dict[str, dict]:  # noqa: ANN001
-    """Every row of the all-recipes table as shown after "Show all" (rows out of view are out of the document)."""
+    """Every row of the all-recipes table as shown after "Show all", read through OpenRecipes.shownRows (the window
+    holds only the rows near the viewport; the train column shows where the table has data-or-budget-on)."""
     _show_all(page)
     return page.evaluate("""() => Object.fromEntries(
-      [...document.querySelectorAll('#or-recipes tbody tr:not([hidden])')].map(r => {
+      OpenRecipes.shownRows('or-recipes').map(r => {
         const u = r.querySelector('[data-or-col=usd]'), t = r.querySelector('[data-or-col=train]');
         return [r.dataset.orRecipe, {usd: u.dataset.sort, usdText: u.innerText.trim(), hours: t.dataset.gpuHours,
-                                     days: t.dataset.days, dollars: t.dataset.usd, shown: t.offsetParent !== null}]; }))""")
+                                     days: t.dataset.days, dollars: t.dataset.usd,
+                                     shown: document.getElementById('or-recipes').hasAttribute('data-or-budget-on')}]; }))""")
 
 
 def test_item4_own_prices_equal_python_on_every_recipe(wide, registry) -> None:  # noqa: ANN001
@@ -517,6 +539,7 @@ def test_item4_catalog_prefill_typing_persistence(wide, registry) -> None:  # no
         assert (float(served[loaded.id]["usd"]) if served[loaded.id]["usd"] else None) == usd, loaded.id
     wide.locator("[data-or-decide] summary").click()
     h100.fill("1.5")
+    wide.wait_for_function("location.search.includes('p.H100=1.5')")  # replaceState, then Playwright hears of it
     assert "p.H100=1.5" in wide.url
     rows = _all_rows(wide)
     for loaded in (x for x in registry.recipes if x.recipe.gpu.type == "H100"):
@@ -546,6 +569,7 @@ def test_item5_cost_to_train_equals_python_on_every_recipe(wide, registry) -> No
     wide.goto("recipes/?p.B200=5.25")
     assert wide.evaluate("document.querySelector('[data-or-decide]').open")  # a price of your own opens the panel
     wide.fill("input[data-or-budget]", "1T")
+    wide.wait_for_function("location.search.includes('budget=1T')")
     assert "budget=1T" in wide.url
     rows = _all_rows(wide)
     for loaded in registry.recipes:
@@ -574,8 +598,10 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     wide.goto("recipes/")
     _show_all(wide)
     picks = [REF_ID, "llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs", "llama-3-70b/gb200/mb-25.09-dgx-gb200-64gpu-fp8-mx"]
-    for rid in picks:
+    for rid in picks:  # scrolled to, as a reader would: the windowed table holds only the rows near the viewport
+        assert wide.evaluate("rid => OpenRecipes.revealRow('or-recipes', rid)", rid)
         wide.locator(f"input[data-or-compare='{rid}']").check()
+    wide.wait_for_function("location.search.includes('compare=')")
     assert "compare=" in wide.url  # the selection is in the URL
     fourth = wide.locator("input[data-or-compare]:not(:checked)").first.get_attribute("data-or-compare")
     wide.locator(f"input[data-or-compare='{fourth}']").check()
@@ -583,8 +609,8 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     wide.locator(f"input[data-or-compare='{fourth}']").uncheck()
     wide.reload()
     _show_all(wide)
-    assert sorted(wide.eval_on_selector_all("input[data-or-compare]:checked", "els => els.map(e => e.dataset.orCompare)")) \
-        == sorted(picks)
+    assert sorted(wide.evaluate("""() => OpenRecipes.shownRows('or-recipes').map(r => r.querySelector('input[data-or-compare]'))
+        .filter(e => e.checked).map(e => e.dataset.orCompare)""")) == sorted(picks)
     wide.locator("[data-or-compare-open]").click()
     wide.wait_for_selector("#or-compare-table")
     assert "compare/?ids=" in wide.url

@@ -1,5 +1,5 @@
 """The all-recipes table's rows past the first LIVE_ROWS as compact JSON (generator/site/rowdata.py): filling the
-shapes gives back each row's HTML byte for byte, in Python and in Chromium (table.js packedRows), and nothing in
+shapes gives back each row's HTML byte for byte, in Python and in Chromium (packed.js), and nothing in
 the JSON can end or change the <template> element that carries it."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_chromium_builds_the_same_rows(new_page, registry_root, tmp_path_factory
         assert browser.locator("template[data-or-rows]").count() == 0  # read, then taken out
         browser.click("button[data-or-show-all]")
         browser.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached")
-        rows = browser.evaluate("""() => [...document.getElementById('or-recipes').tBodies[0].rows].map(r => [
+        rows = browser.evaluate("""() => OpenRecipes.shownRows('or-recipes').map(r => [
             r.dataset.orRecipe, r.querySelector('input[data-or-compare]').dataset.orCompare,
             ['tokens', 'usd', 'mfu', 'training', 'precision'].map(c => r.querySelectorAll(`td[data-or-col=${c}]`).length),
             r.cells.length])""")

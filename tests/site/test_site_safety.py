@@ -98,11 +98,11 @@ def test_built_site_is_inert(built: Path) -> None:
 
 def test_site_scripts_insert_no_markup() -> None:
     """The site's own scripts build the page with DOM nodes and textContent: recipe text from a JSON data block can
-    only ever be text. One exception, named here: table.js's packedRows gives a <template> the rows' HTML back from
+    only ever be text. One exception, named here: packed.js's parse gives a <template> the rows' HTML back from
     generator/site/rowdata.py's JSON, whose values are the row template's own escaped output (test_site_rowdata
     holds the round trip to the rendered rows byte for byte, fuzzed with hostile text). No other script parses a
     string as markup or code."""
-    allowed = {("table.js", "innerHTML"): "  holder.innerHTML = html.join(\"\");"}
+    allowed = {("packed.js", "innerHTML"): "  holder.innerHTML = markup;"}
     scripts = sorted((ROOT / "site_src/assets/js").glob("*.js"))
     assert scripts
     found = {}

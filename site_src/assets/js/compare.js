@@ -19,14 +19,17 @@ export function initPicks(root) {
   if (!table || table.dataset.orPickReady) return;
   table.dataset.orPickReady = "1";
   var chosen = idList(params().get("compare"));
-  // Every row's box, in the document or not (a large table keeps rows out of view out of it).
-  var boxes = [];
-  root.querySelectorAll("table.or-sortable").forEach(function (t) {
-    (t.orRows || []).forEach(function (row) {
-      var box = row.querySelector("input[data-or-compare]");
-      if (box) boxes.push(box);
-    });
-  });
+  // Every built row's box, in the document or not (a large table keeps rows out of view out of it); a row built
+  // later (packed.js) gets its tick as it is built (table.orBuilt). One listener a table hears every box's change.
+  var tables = Array.prototype.slice.call(root.querySelectorAll("table.or-sortable"));
+  function boxOf(row) {
+    if (row.orBox === undefined) row.orBox = row.querySelector("input[data-or-compare]");
+    return row.orBox;
+  }
+  function tick(box) {
+    box.checked = chosen.indexOf(box.dataset.orCompare) !== -1;
+    box.disabled = !box.checked && chosen.length >= MAX_COMPARE;
+  }
   var bar = document.createElement("div");
   bar.className = "or-compare-bar";
   bar.setAttribute("role", "region");
@@ -46,9 +49,12 @@ export function initPicks(root) {
   document.body.appendChild(bar);
 
   function show() {
-    boxes.forEach(function (box) {
-      box.checked = chosen.indexOf(box.dataset.orCompare) !== -1;
-      box.disabled = !box.checked && chosen.length >= MAX_COMPARE;
+    tables.forEach(function (t) {
+      (t.orRows || []).forEach(function (row) {
+        if (row.orPacked) return;
+        var box = boxOf(row);
+        if (box) tick(box);
+      });
     });
     bar.hidden = chosen.length === 0;
     label.textContent = chosen.length + " of " + MAX_COMPARE + " chosen" + (chosen.length < 2 ? ": tick one more" : "");
@@ -56,8 +62,11 @@ export function initPicks(root) {
     link.href = table.dataset.orCompareHref + "?ids=" + encodeURIComponent(chosen.join(","));
     setParams({ compare: chosen.join(",") });
   }
-  boxes.forEach(function (box) {
-    box.addEventListener("change", function () {
+  tables.forEach(function (t) {
+    t.orBuilt = function (row) { var box = boxOf(row); if (box) tick(box); };
+    t.addEventListener("change", function (event) {
+      var box = event.target;
+      if (!box.matches || !box.matches("input[data-or-compare]")) return;
       var id = box.dataset.orCompare;
       chosen = chosen.filter(function (c) { return c !== id; });
       if (box.checked && chosen.length < MAX_COMPARE) chosen.push(id);

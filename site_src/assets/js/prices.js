@@ -4,6 +4,8 @@
 import { params, MAX_TOKENS, validPrice, validCount, setParams } from "./url.js";
 import { forgetPriced, warmKeys } from "./table.js";
 import { cell } from "./compare.js";
+import { isSpacer } from "./rowwindow.js";
+import { build, built, rowAttr } from "./packed.js";
 
 // Your own prices and a token budget. A price typed for a GPU type (kept in localStorage and the URL as
 // "p.<type>") reprices every recipe of that type on the page; a budget ("budget", e.g. 1T) adds GPU-hours, dollars
@@ -95,6 +97,7 @@ export function served(cell) {
 // A row's figure cells and numbers, read once (a reprice at 10,000 rows must not query each row again).
 export function rowFigures(row) {
   if (!row.orFig) {
+    built(row);  // packed.js: its cells, if it was not built yet
     var tokens = row.querySelector('[data-or-col="tokens"]');
     row.orFig = { tokens: parseFloat(tokens.getAttribute("data-sort")), usd: row.querySelector('[data-or-col="usd"]'),
                   train: row.querySelector('[data-or-col="train"]'), count: parseInt(row.dataset.gpu_count, 10),
@@ -148,23 +151,36 @@ export let priced = null;
 
 export function priceRow(table, row) {
   if (!priced) return;
-  var fig = rowFigures(row), own = priced.prices[fig.type], budget = priced.budget;
-  var price = own !== undefined ? own : priced.defaults[fig.type];
+  var type = row.orPacked ? (row.orType || (row.orType = rowAttr(row, "data-gpu_type"))) : rowFigures(row).type;
+  var own = priced.prices[type], budget = priced.budget;
+  var price = own !== undefined ? own : priced.defaults[type];
   if (row.orPriced === price && row.orOwn === own && row.orBudget === budget) return;
   row.orPriced = price;
   row.orOwn = own;
   row.orBudget = budget;
   forgetPriced(table, row);
+  // A row not built yet (packed.js) still holds its served figures, right at the catalog prices without a budget.
+  if (row.orPacked && own === undefined && !budget) return;
+  var fig = rowFigures(row);
   repriceUsd(fig.usd, fig.type, own, fig.tokens);
   if (fig.train) repriceTrain(fig.train, fig, price, budget);
 }
 
-// A table above DETACH rows reprices the rows out of view after the frame that shows the new figures, 2,000
+// A table above DETACH rows reprices the rows out of view after the frame that shows the new figures, REPRICE_SLICE
 // a task (they are out of the document: nothing reads them there); a sort or a CSV brings them up first.
 export function flushPrices(table) {
   if (!table.orStale) return;
   table.orStale = false;
+  buildRewritten(table.orRows);
   table.orRows.forEach(function (row) { priceRow(table, row); });
+}
+
+// Rows repriced a task. A row not built yet (packed.js) whose figures a price of one's own or a budget rewrites
+// is built first, the rows of a slice together (one parse, not one a row).
+export let REPRICE_SLICE = 200;
+
+export function buildRewritten(rows) {
+  if (priced && (priced.budget || Object.keys(priced.prices).length)) build(rows);
 }
 
 export function repriceLater(table) {
@@ -173,7 +189,9 @@ export function repriceLater(table) {
   table.orStaleToken = token;
   function step() {
     if (table.orStaleToken !== token || !table.orStale) return;
-    for (var end = Math.min(at + 2000, rows.length); at < end; at++) priceRow(table, rows[at]);
+    var end = Math.min(at + REPRICE_SLICE, rows.length);
+    buildRewritten(rows.slice(at, end));
+    for (; at < end; at++) priceRow(table, rows[at]);
     if (at < rows.length) setTimeout(step, 0);
     else { table.orStale = false; warmKeys(table); }
   }
@@ -185,7 +203,7 @@ export function reprice(root, prices, defaults, budget) {
   root.querySelectorAll("table.or-sortable").forEach(function (table) {
     if (budget) table.setAttribute("data-or-budget-on", ""); else table.removeAttribute("data-or-budget-on");
     // The rows in view first (the frame shows them), then the others (hidden, cheap to write).
-    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) { priceRow(table, row); });
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) { if (!isSpacer(row)) priceRow(table, row); });
     if (table.orDetach) repriceLater(table);
     else { (table.orRows || []).forEach(function (row) { priceRow(table, row); }); warmKeys(table); }
   });

@@ -2,6 +2,8 @@
    small sortable tables (failed layouts). */
 import { params, MAX_TEXT, NAME, setParams } from "./url.js";
 import { priceRow, flushPrices } from "./prices.js";
+import { isSpacer, showWindowed, unwindow } from "./rowwindow.js";
+import { build, cellRaw, packedRows, rowAttr, rowText } from "./packed.js";
 
 // CSV of the rows in view: text cells neutralised as recipes.csv's are (generator.site.formatting.csv_text:
 // a leading = + - @ tab or CR gets a single quote), figures as the page's sort keys (Python's repr of the
@@ -57,6 +59,7 @@ export function tableCsv(table) {
   var lines = [CSV_COLUMNS.map(function (c) { return c[0]; }).join(",")];
   flushPrices(table);
   var ordered = table.orRows || Array.prototype.slice.call(table.tBodies[0].rows);
+  build(ordered.filter(function (row) { return row.orMatch !== false; }));
   ordered.forEach(function (row) {
     if (row.orMatch === false) return;  // filtered out (a row only waiting for "Show all" is in view)
     var cells = { layout: row.cells[index.layout], measured: row.cells[index.measured] };
@@ -92,36 +95,24 @@ export function initCsv(root) {
 }
 
 // Every table's rows, in its order (table.orRows): the rows in the body and those served as compact JSON in a
-// <template data-or-rows> (past the first 500: _macros.j2, packedRows). Rows out of view wait, hidden, in a second body that is
+// <template data-or-rows> (past the first LIVE: _macros.j2; packed.js builds them when needed). Rows out of view
+// wait, hidden, in a second body that is
 // itself hidden (table.orStash): still in the document, so that every row's hooks (data-or-recipe, ...) can be
 // read there. Above DETACH rows they leave the document instead (table.orRows still lists them; "Show all" puts
 // every row in view): at 10,000 rows in the document, hidden or not, a keystroke or a reprice cost 100-500 ms of
 // style and DOM work in Chromium, against 5-70 ms with them out of it; at the committed registry's 2,218 rows,
 // filter keystroke median 34 / max 60 ms and price key median 58 / max 94 ms in it, 14 / 38 and 17 / 35 out of it
 // (benchmarks/site_scale.py --committed). A table without filters shows every row up to BIG rows, else its first LIVE.
-export let BIG = 1000, LIVE = 500, DETACH = BIG;  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
+export let BIG = 1000, LIVE = 60, DETACH = BIG;  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
+// What "Show all" costs the reader (rowwindow.js): the rows far off screen are out of the page.
+export let OFF_SCREEN = "Rows far off screen are left out of the page until you scroll to them, so the browser's " +
+  "find-in-page does not see them; the text filter searches every row.";
 
 // Rows leaving the view: hidden, into the stash or out of the document.
 export function putAway(table, list) {
   var fragment = document.createDocumentFragment();
   list.forEach(function (row) { row.hidden = true; if (table.orDetach) { if (row.parentNode) row.parentNode.removeChild(row); } else fragment.appendChild(row); });
   if (!table.orDetach) table.orStash.appendChild(fragment);
-}
-
-// The rows past the first LIVE, served as compact JSON (generator/site/rowdata.py): each row's shape with its slots
-// filled by its values (HTML as the template escaped it) gives back the row's HTML; all of them parsed at once in a
-// template, never styled or laid out until shown: the same <tr> elements, with the same hooks, as the live rows.
-var SLOT = /\u0001(\d+)\u0002/g;
-
-export function packedRows(text) {
-  var data = JSON.parse(text), shapes = data.shapes, html = new Array(data.rows.length);
-  for (var i = 0; i < data.rows.length; i++) {
-    var row = data.rows[i];
-    html[i] = shapes[row[0]].replace(SLOT, function (m, at) { return row[+at + 1]; });
-  }
-  var holder = document.createElement("template");
-  holder.innerHTML = html.join("");
-  return Array.prototype.slice.call(holder.content.children);
 }
 
 export function initRows(root) {
@@ -131,7 +122,7 @@ export function initRows(root) {
     var rows = Array.prototype.slice.call(body.rows);
     var inert = root.querySelector('template[data-or-rows="' + table.id + '"]');
     if (inert) {
-      rows = rows.concat(packedRows(inert.content.textContent));
+      rows = rows.concat(packedRows(inert.content.textContent, table));  // packed.js: built when needed
       inert.remove();
     }
     rows.forEach(function (row, i) { row.orIdx = i; });  // its place as served: columnRanks' index
@@ -146,7 +137,12 @@ export function initRows(root) {
     if (filtered) return;  // initFilters places the rows
     table.orPlace = function (order) {
       table.orRows = order;
-      var shown = order.length <= BIG || table.orShowAll ? order : order.slice(0, LIVE);
+      if (table.orShowAll && order.length > BIG) {
+        showWindowed(table, order);  // rowwindow.js: the rows near the viewport, spacers for the rest
+        return;
+      }
+      var shown = order.length <= BIG ? order : order.slice(0, LIVE);
+      build(shown);
       var fragment = document.createDocumentFragment();
       shown.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
       body.appendChild(fragment);
@@ -158,7 +154,7 @@ export function initRows(root) {
 }
 
 // A table without filters of more than BIG rows shows its first LIVE (the page says so, data-or-partial);
-// "Show all" puts every row in, in the table's order, and later sorts keep them all.
+// "Show all" shows every row, in the table's order, windowed (rowwindow.js), and later sorts keep them all.
 export function offerAll(root, table) {
   var note = root.querySelector('[data-or-partial="' + table.id + '"]');
   if (!note || note.querySelector("button")) return;
@@ -171,7 +167,7 @@ export function offerAll(root, table) {
     flushPrices(table);  // rows out of the document may be behind a price change
     table.orShowAll = true;
     table.orPlace(table.orRows);
-    note.textContent = "All " + table.orRows.length.toLocaleString("en-US") + " recipes shown.";
+    note.textContent = "All " + table.orRows.length.toLocaleString("en-US") + " recipes shown. " + OFF_SCREEN;
   });
   note.appendChild(document.createTextNode(" "));
   note.appendChild(button);
@@ -181,10 +177,8 @@ export function offerAll(root, table) {
 // header sorts best-first (data-or-best: "desc" for tokens/s and MFU, "asc" for $ and CV), a second click
 // reverses; rows without a value (data-sort="") stay last in both directions. One header is marked at a time.
 // Listeners on the table hear "or:sorted" after each sort (the filters re-show their rows).
-export function sortKey(cell, kind) {
-  if (!cell) return null;
-  var raw = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
-  if (raw === "" || raw === "\u2013") return null;
+export function sortKey(raw, kind) {
+  if (raw === null || raw === "" || raw === "\u2013") return null;
   if (kind === "number") {
     var n = parseFloat(raw);
     return isNaN(n) ? null : n;
@@ -197,7 +191,7 @@ export function rowKey(row, th, index) {
   var keys = row.orKeys || (row.orKeys = {});
   var column = th.dataset.orSort;
   var key = keys[column];
-  if (key === undefined) key = keys[column] = sortKey(row.cells[index], th.dataset.orKind || "text");
+  if (key === undefined) key = keys[column] = sortKey(cellRaw(row, index), th.dataset.orKind || "text");
   return key;
 }
 
@@ -318,10 +312,12 @@ export function initSort(root) {
 
 // Showing table rows again is slow: re-showing all 1,000 rows on a keystroke took 500-700 ms in Chromium on a
 // 2-core machine (benchmarks/site_scale.py). A filter change therefore shows the first LIMIT matches in the
-// frame it causes and offers "Show all" for the rest (added CHUNK rows a frame). The count names every match;
-// filters and sorts act on all rows. The rows shown are the table body's, in the table's order (table.orRows);
-// the others wait in its hidden second body, so a keystroke or a sort moves at most 2 x LIMIT rows.
-export let CHUNK = 200, LIMIT = 60;
+// frame it causes and offers "Show all" for the rest, which shows every match windowed (rowwindow.js: the rows
+// near the viewport in the body, spacers for the others). The count names every match; filters and sorts act on
+// all rows. The rows shown are the table body's, in the table's order (table.orRows); the others wait in its
+// hidden second body or out of the document, so a keystroke or a sort moves at most 2 x LIMIT rows, or a
+// window's worth after "Show all".
+export let LIMIT = 60;
 
 export function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
@@ -339,8 +335,8 @@ export function initFilters(root) {
     var selects = Array.prototype.slice.call(box.querySelectorAll("select[data-or-filter]"));
     var keys = selects.map(function (s) { return s.dataset.orFilter; });
     rows.forEach(function (row) {
-      row.orText = row.textContent.toLowerCase();
-      row.orValues = keys.map(function (k) { return row.getAttribute("data-" + k); });
+      row.orText = rowText(row).toLowerCase();  // packed.js: a row not built yet is read from its values
+      row.orValues = keys.map(function (k) { return rowAttr(row, "data-" + k); });
     });
     var text = box.querySelector("[data-or-filter-text]");
     var initial = params();
@@ -352,7 +348,7 @@ export function initFilters(root) {
     });
     if (text && initial.get("text") !== null) text.value = initial.get("text").slice(0, MAX_TEXT);
     var count = box.querySelector("[data-or-count]");
-    var showAll = false, pending = [], frame = 0;
+    var showAll = false, frame = 0;
     var more = document.createElement("p");
     more.className = "or-more";
     more.hidden = true;
@@ -362,13 +358,6 @@ export function initFilters(root) {
     button.setAttribute("data-or-show-all", "");
     more.appendChild(button);
     (table.closest(".or-table-wrap") || table).insertAdjacentElement("afterend", more);
-
-    // Rows into view at the end of the body.
-    function show(list) {
-      var fragment = document.createDocumentFragment();
-      list.forEach(function (row) { row.hidden = false; fragment.appendChild(row); });
-      body.appendChild(fragment);
-    }
 
     // Rows into view at the top of the body, in order (the rows leaving it have left). A row already in its
     // place stays there: a row moved is styled and laid out again, so a keystroke that keeps the first rows
@@ -389,15 +378,6 @@ export function initFilters(root) {
       if (run) body.insertBefore(run, at);
     }
 
-    function fill() {
-      frame = 0;
-      var chunk = pending.splice(0, CHUNK);
-      chunk.forEach(function (row) { priceRow(table, row); });  // a row out of the document may be behind
-      show(chunk);
-      if (pending.length) frame = requestAnimationFrame(fill);
-      else table.removeAttribute("data-or-filling");
-    }
-
     // How many rows, from the top of the body, the window may show: the rows that start above its bottom, in the
     // layout of the last frame (read before any change here: no forced layout), and a margin for rows of other
     // heights; where the body ends above the bottom, as many more as fit at its shortest row. null: not known.
@@ -405,6 +385,7 @@ export function initFilters(root) {
     function slotsInView() {
       var bottom = window.innerHeight, shown = body.rows, i = 0, box = null;
       for (; i < shown.length; i++) {
+        if (isSpacer(shown[i])) continue;
         box = shown[i].getBoundingClientRect();
         if (box.height > 0 && (!rowHeight || box.height < rowHeight)) rowHeight = box.height;
         if (box.top >= bottom) break;
@@ -417,28 +398,32 @@ export function initFilters(root) {
       return i + Math.ceil(i / 4) + 2;
     }
 
-    // The body becomes the first LIMIT matches (then, with "Show all", the rest, CHUNK a frame). With `split`,
-    // only the rows the window may show go in before the frame this change paints; the rest of the first LIMIT
-    // go in by a task after that frame (a sort or a keystroke replaces up to LIMIT rows, and styling and laying
-    // out the rows nobody sees yet was most of its frame at 10,000 rows: benchmarks/site_scale.py).
-    // data-or-filling is on the table until every row is in.
+    // The body becomes the matches (at most LIMIT, unless "Show all": then windowed). With `split`, only the rows
+    // the window may show go in before the frame this change paints; the rest go in by a task after that frame (a
+    // sort or a keystroke replaces up to LIMIT rows, and styling and laying out the rows nobody sees yet was most of
+    // its frame at 10,000 rows: benchmarks/site_scale.py). data-or-filling is on the table until every row is in.
     var rest = 0;
     function place(target, split) {
       if (rest) clearTimeout(rest);
       rest = 0;
-      var first = target.slice(0, LIMIT);
+      if (target.length > LIMIT) {
+        showWindowed(table, target);
+        table.removeAttribute("data-or-filling");
+        return;
+      }
       var now = split ? slotsInView() : null;
-      var head = now !== null && now < first.length ? first.slice(0, now) : first;
-      // The rows shown now that are not among the head go to the stash (a row among them stays: it may be in its
-      // place already); the matches past it come back by frames (fill). After "Show all" every row is in the body:
-      // keeping them there through a sort laid out all of them in the click's frame (955 ms at 2,218 rows).
+      unwindow(table);
+      var head = now !== null && now < target.length ? target.slice(0, now) : target;
+      // The rows shown now that are not among the head go out of view (a row among them stays: it may be in its
+      // place already).
       for (var i = 0; i < head.length; i++) head[i].orInView = true;
       var leaving = Array.prototype.filter.call(body.rows, function (r) { return !r.orInView; });
       for (i = 0; i < head.length; i++) head[i].orInView = false;
       if (leaving.length) putAway(table, leaving);
-      if (head.length < first.length) {
-        showFirst(head);
-        pending = [];
+      build(head);
+      head.forEach(function (row) { priceRow(table, row); });
+      showFirst(head);
+      if (head.length < target.length) {
         table.setAttribute("data-or-filling", "");
         // After the frame that paints this: a task queued from the frame's own callbacks.
         frame = requestAnimationFrame(function () {
@@ -447,16 +432,7 @@ export function initFilters(root) {
         });
         return;
       }
-      first.forEach(function (row) { priceRow(table, row); });
-      showFirst(first);
-      pending = target.slice(LIMIT);
-      if (pending.length) {
-        table.setAttribute("data-or-filling", "");
-        // From the frame after this one: a frame requested now would render with this change.
-        frame = requestAnimationFrame(function () { frame = requestAnimationFrame(fill); });
-      } else {
-        table.removeAttribute("data-or-filling");
-      }
+      table.removeAttribute("data-or-filling");
     }
 
     function apply(split) {
