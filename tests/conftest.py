@@ -22,7 +22,35 @@ if TYPE_CHECKING:
     from generator.site.render import Page
 
 
+# The files that take longest (a per-test profile on 2 cores, `--durations`), longest first. Under `--dist loadfile`
+# a file runs whole on one worker, so a long file that starts last ends the run alone; started first, the short files
+# fill the other worker meanwhile. The committed site's build (under a file lock) is the first browser file's, and
+# the engine's multi-process file starts beside it on the other worker, not another file that would wait on the lock.
+LONGEST_FIRST = (
+    "tests/site/test_site_committed_browser.py",
+    "tests/engine/test_engine_parallel.py",
+    "tests/runner/test_faults_commit.py",
+    "tests/runner/test_installs.py",
+    "tests/site/test_site_planner_browser.py",
+    "tests/test_fuzz_check.py",
+    "tests/engine/test_fw_streams.py",
+    "tests/site/test_site_scale_browser.py",
+    "tests/runner/test_cluster_slurm.py",
+    "tests/engine/test_engine_cpu.py",
+    "tests/engine/test_engine_kernels.py",
+    "tests/importer/test_llm_foundry.py",
+    "tests/site/test_site_build.py",
+    "tests/site/test_site_rowdata.py",
+    "tests/importer/test_playbook_markers.py",
+    "tests/runner/test_cluster_rendezvous.py",
+    "tests/check/test_check_parallel.py",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist orders files by their number of tests unless told not to; the order of LONGEST_FIRST is better.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     # The check cache lives in the user's cache folder; tests keep theirs apart (subprocesses inherit it).
     if "OPENRECIPES_CACHE_DIR" not in os.environ:
         os.environ["OPENRECIPES_CACHE_DIR"] = tempfile.mkdtemp(prefix="openrecipes-test-cache-")
@@ -58,3 +86,17 @@ def committed_pages(committed: Registry) -> dict[str, Page]:
     from generator.site import render_site
 
     return render_site(committed)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The LONGEST_FIRST files first, in that order; then the others, those of more tests first (what pytest-xdist
+    would do), each file's tests in their own order."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[_file_of(item)] = counts.get(_file_of(item), 0) + 1
+    items.sort(key=lambda item: (rank.get(_file_of(item), len(rank)), -counts[_file_of(item)], _file_of(item)))
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
