@@ -1,21 +1,23 @@
-"""Shared by the whole suite: the check cache kept apart per process, and the committed registry loaded and rendered
-once per test process (a whole-registry render takes seconds; several tests read it).
+"""Shared by the whole suite: the check cache kept apart per process, the committed registry loaded once per test
+process and its pages rendered once per run (a whole-registry render takes seconds; several tests read it), and the
+order the test files start in.
 
 Markers (pyproject.toml): `slow`, `browser`, `cluster`. The quick subset is `-m "not slow and not browser and not
 cluster"`; CI runs everything. Under pytest-xdist (`-n`), each worker is its own process: session fixtures here run
-once per worker (the README's `--dist loadfile` keeps a file on one worker), and tests/site/conftest.py builds the committed site
-once per run under a file lock.
+once per worker (the README's `--dist loadfile` keeps a file on one worker), except that the committed pages are
+rendered once per run under a file lock, as tests/site/conftest.py builds the committed site.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from suitehelpers import ROOT, export_committed
+from suitehelpers import ROOT, export_committed, file_lock, run_folder
 
 if TYPE_CHECKING:
     from generator.registry import Registry
@@ -81,11 +83,20 @@ def committed(committed_copy: Path) -> Registry:
 
 
 @pytest.fixture(scope="session")
-def committed_pages(committed: Registry) -> dict[str, Page]:
-    """Every page of the committed registry's site as the renderer writes it (no mkdocs), rendered once per process."""
+def committed_pages(committed: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
+    """Every page of the committed registry's site as the renderer writes it (no mkdocs), rendered once per run: the
+    first test process renders it (seconds) and leaves it pickled in the run's folder under a file lock; the other
+    xdist workers read that (a fraction of a second)."""
     from generator.site import render_site
 
-    return render_site(committed)
+    shared = run_folder(tmp_path_factory)
+    pickled = shared / "committed-pages.pickle"
+    with file_lock(shared / "committed-pages.lock"):
+        if pickled.exists():
+            return pickle.loads(pickled.read_bytes())  # written by this run, below
+        pages = render_site(committed)
+        pickled.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+    return pages
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
