@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from generator.models import MAX_COUNT, MAX_LAYERS, MAX_PARAMS, Date, UrlThenNote
 from generator.problems import Problem
@@ -74,6 +74,11 @@ class MoE(_Closed):
         ge=0, le=MAX_LAYERS,
     )
     router_bias: bool = Field(default=False, description="The router's linear layer carries a bias.")
+    latent_size: int | None = Field(
+        default=None, description="LatentMoE (Nemotron 3 Super/Ultra): the routed experts work in this width, behind "
+        "a down projection from the hidden size and an up projection back (null: the experts work in the hidden size).",
+        gt=0, le=MAX_WIDTH,
+    )
 
 
 class MLA(_Closed):
@@ -84,6 +89,21 @@ class MLA(_Closed):
     qk_rope_head_dim: int = Field(description="Query-key RoPE head dimension (the key part is shared by heads).", gt=0,
                                   le=MAX_HEADS)
     v_head_dim: int = Field(description="Value head dimension.", gt=0, le=MAX_HEADS)
+
+
+class Mamba(_Closed):
+    """A Mamba-2 mixer (Megatron's MambaMixer, Hugging Face's NemotronH): inner width heads x head_dim."""
+
+    heads: int = Field(description="SSM heads (mamba_num_heads).", gt=0, le=MAX_HEADS)
+    head_dim: int = Field(description="Channels per SSM head (mamba_head_dim).", gt=0, le=MAX_HEADS)
+    state_size: int = Field(description="SSM state size N per channel (ssm_state_size).", gt=0, le=MAX_HEADS)
+    groups: int = Field(description="Groups sharing one B and one C projection (n_groups).", gt=0, le=MAX_HEADS)
+    conv_kernel: int = Field(description="Width of the causal depthwise conv1d (conv_kernel).", gt=0, le=MAX_HEADS)
+    conv_bias: bool = Field(default=True, description="The conv1d carries a bias (use_conv_bias).")
+
+
+# The block letters of a hybrid pattern (Megatron's hybrid_layer_pattern, Hugging Face's hybrid_override_pattern).
+HYBRID_BLOCKS = {"M": "Mamba-2 mixer", "*": "attention", "-": "dense MLP", "E": "MoE"}
 
 
 class Architecture(_Closed):
@@ -112,6 +132,34 @@ class Architecture(_Closed):
         default=None, description="Multi-token-prediction layers of the model (DeepSeek-V3: 1); null: none.", ge=0,
         le=MAX_LAYERS,
     )
+    mtp_repeated: bool = Field(
+        default=False, description="The MTP layer's weights can be applied at several prediction depths (Megatron's "
+        "mtp_use_repeated_layer): a run's layout.mtp_layers may then exceed mtp_layers, each depth counted.",
+    )
+    hybrid_pattern: str | None = Field(
+        default=None, pattern=r"^[M*E-]+$",
+        description="A hybrid model's blocks, one letter a layer (Hugging Face's hybrid_override_pattern): M a Mamba-2 "
+        "mixer, * attention (of the first kind in layer_pattern), - a dense MLP, E a MoE; each layer is one block "
+        "with its own pre-norm, not an attention + FFN pair. Null: every layer is attention + FFN.",
+    )
+    mamba: Mamba | None = Field(default=None, description="The Mamba-2 mixer of a hybrid pattern's M layers.")
+    mtp_pattern: str | None = Field(
+        default=None, pattern=r"^[M*E-]+$",
+        description="A hybrid model's multi-token-prediction layer, its blocks as in hybrid_pattern "
+        "(mtp_hybrid_override_pattern); null: a full decoder layer (attention + FFN).",
+    )
+
+    @model_validator(mode="after")
+    def _hybrid_consistent(self) -> Architecture:
+        """A hybrid pattern spells every layer, and its M blocks have a mixer to count."""
+        if self.hybrid_pattern is not None and len(self.hybrid_pattern) != self.layers:
+            raise ValueError(f"hybrid_pattern has {len(self.hybrid_pattern)} blocks but layers is {self.layers}")
+        patterns = (self.hybrid_pattern or "") + (self.mtp_pattern or "")
+        if "M" in patterns and self.mamba is None:
+            raise ValueError("hybrid_pattern has Mamba-2 (M) blocks but no mamba mixer is given")
+        if self.mtp_pattern is not None and self.hybrid_pattern is None:
+            raise ValueError("mtp_pattern is for a hybrid model (set hybrid_pattern)")
+        return self
 
 
 class ActiveParamsFact(_Closed):

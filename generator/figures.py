@@ -20,7 +20,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from generator.catalog import Architecture, AttentionKind, Catalog
+    from generator.catalog import Architecture, AttentionKind, Catalog, Mamba
     from generator.models import Recipe
 
 SECONDS_PER_HOUR = 3600.0
@@ -105,6 +105,29 @@ def median_index(values: Sequence[float]) -> int:
     """Index of the median run (the lower median for an even count), MLPerf-style."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     return order[(len(order) - 1) // 2]
+
+
+def olympic_mean(values: Sequence[float]) -> float | None:
+    """MLPerf Training's score over N runs: the mean without the fastest and the slowest (training_rules.adoc,
+    'Benchmark results'); None for fewer than 3 runs."""
+    if len(values) < 3:
+        return None
+    return math.fsum(sorted(values)[1:-1]) / (len(values) - 2)
+
+
+def run_tokens_per_s_per_gpu(samples: int, row_tokens: int, run_ms: float, gpu_count: int) -> float:
+    """Time-to-train throughput of one run: every sample's tokens over run_start to run_stop (evaluation
+    included), per GPU."""
+    return samples * row_tokens / (run_ms / 1000.0) / gpu_count
+
+
+def time_to_train_tokens_per_s_per_gpu(samples: Sequence[int], runs_ms: Sequence[float], row_tokens: int,
+                                       gpu_count: int) -> float:
+    """The median run's (median_index of the run times) time-to-train throughput."""
+    if len(samples) != len(runs_ms) or not runs_ms:
+        raise ValueError(f"{len(samples)} sample counts for {len(runs_ms)} run times")
+    i = median_index(runs_ms)
+    return run_tokens_per_s_per_gpu(samples[i], row_tokens, runs_ms[i], gpu_count)
 
 
 # The re-measurement gate: a new tokens/s further than this from the recorded one is a regression or an
@@ -289,6 +312,8 @@ def param_count(arch: Architecture, include_norms: bool, total: bool = False) ->
     For a mixture of experts this is the parameters one token uses (N: routed top-k plus shared experts and
     the router) unless total, which counts every expert. Multi-token-prediction layers are not counted
     (DeepSeek-V3's 671B / 37B exclude them)."""
+    if arch.hybrid_pattern is not None:
+        return _hybrid_param_count(arch, include_norms, total)
     h = arch.hidden_size
     total_params = arch.vocab_size * h * (1 if arch.tied_embeddings else 2)
     gate = 3 if arch.gated_ffn else 2
@@ -324,6 +349,166 @@ def param_count(arch: Architecture, include_norms: bool, total: bool = False) ->
     return total_params
 
 
+# --- hybrid models (Mamba-2 / attention / MLP / MoE blocks, Nemotron-H) --------------------------------------
+
+
+def _hybrid_attention(arch: Architecture) -> AttentionKind:
+    """The attention kind of a hybrid pattern's * blocks: the first of layer_pattern."""
+    return arch.attention[arch.layer_pattern[0]]
+
+
+def mamba2_params(hidden_size: int, mamba: Mamba, include_norms: bool) -> int:
+    """Parameters of one Mamba-2 mixer: in_proj (h -> z, x, B, C and dt), the depthwise conv1d over x, B and C (and
+    its bias), A, D and the dt bias (one each a head), out_proj, and with include_norms its gated RMSNorm's gain."""
+    inner = mamba.heads * mamba.head_dim
+    conv_channels = inner + 2 * mamba.groups * mamba.state_size
+    in_proj = hidden_size * (2 * inner + 2 * mamba.groups * mamba.state_size + mamba.heads)
+    conv = conv_channels * mamba.conv_kernel + (conv_channels if mamba.conv_bias else 0)
+    return in_proj + conv + 3 * mamba.heads + inner * hidden_size + (inner if include_norms else 0)
+
+
+def _moe_block_params(arch: Architecture, experts: int) -> int:
+    """One MoE block's weights for `experts` routed experts: the experts (in the latent width under LatentMoE, with
+    its down and up projections), the shared experts and the router (with its bias)."""
+    moe = arch.moe
+    assert moe is not None
+    h, gate = arch.hidden_size, 3 if arch.gated_ffn else 2
+    width = moe.latent_size or h
+    params = experts * gate * width * moe.ffn_hidden_size + gate * h * moe.shared_ffn_hidden_size
+    if moe.latent_size is not None:
+        params += 2 * h * moe.latent_size
+    return params + h * moe.experts + (moe.experts if moe.router_bias else 0)
+
+
+def _hybrid_block_params(arch: Architecture, block: str, include_norms: bool, total: bool) -> int:
+    h = arch.hidden_size
+    norm = h if include_norms else 0  # each block's pre-norm
+    if block == "M":
+        assert arch.mamba is not None
+        return mamba2_params(h, arch.mamba, include_norms) + norm
+    if block == "*":
+        kind = _hybrid_attention(arch)
+        q, kv = arch.attention_heads * kind.head_dim, kind.kv_heads * kind.head_dim
+        return h * q + 2 * h * kv + q * h + norm
+    if block == "-":
+        return (3 if arch.gated_ffn else 2) * h * arch.ffn_hidden_size + norm
+    assert arch.moe is not None
+    return _moe_block_params(arch, arch.moe.experts if total else arch.moe.top_k) + norm
+
+
+def _hybrid_param_count(arch: Architecture, include_norms: bool, total: bool) -> int:
+    """param_count of a hybrid: embeddings, every block of the pattern, the final norm; MTP layers not counted."""
+    assert arch.hybrid_pattern is not None
+    params = arch.vocab_size * arch.hidden_size * (1 if arch.tied_embeddings else 2)
+    params += sum(_hybrid_block_params(arch, b, include_norms, total) for b in arch.hybrid_pattern)
+    return params + (arch.hidden_size if include_norms else 0)
+
+
+# What one Mamba-2 mixer computes for a token, forward pass, in FLOPs (2 a multiply-add). The SSD scan is counted
+# as its recurrence: each of the inner x state elements is decayed, takes the input's outer product with B
+# (3 FLOPs: two multiplies and an add) and is read out against C (a multiply-add, 2 FLOPs). Element-wise work of
+# one channel (dt x x, the D skip, the SiLU gate, the gated norm) is not counted, as norms and activations are not
+# anywhere in the model FLOPs; nor is the chunked SSD kernel's extra intra-chunk work (hardware FLOPs, not the
+# model's).
+MAMBA2_SCAN_FLOPS_PER_STATE = 5
+
+
+# The terms of mamba2_forward_flops as the methodology page states them (h hidden, inner = heads x head_dim, G groups,
+# N state size, K conv kernel); each is forward FLOPs per token, 2 a multiply-add.
+MAMBA2_TERMS = (
+    ("in_proj", "2 x h x (2 x inner + 2 x G x N + heads): z, x, B, C and one dt a head"),
+    ("conv1d", "2 x K x (inner + 2 x G x N): the depthwise causal conv over x, B and C"),
+    ("scan", f"{MAMBA2_SCAN_FLOPS_PER_STATE} x inner x N: each state element decayed and given x times B (3), "
+             "read out against C (2)"),
+    ("out_proj", "2 x inner x h"),
+)
+
+
+@dataclass(frozen=True)
+class Mamba2Flops:
+    """Forward FLOPs per token of one Mamba-2 mixer, by term."""
+
+    in_proj: float  # 2 x h x (2 x inner + 2 x groups x state + heads): z, x, B, C and dt
+    conv1d: float  # 2 x kernel x (inner + 2 x groups x state): the depthwise causal conv over x, B and C
+    scan: float  # MAMBA2_SCAN_FLOPS_PER_STATE x inner x state: the state updates and the readout
+    out_proj: float  # 2 x inner x h
+
+    @property
+    def forward(self) -> float:
+        return self.in_proj + self.conv1d + self.scan + self.out_proj
+
+
+def mamba2_forward_flops(hidden_size: int, mamba: Mamba) -> Mamba2Flops:
+    """One Mamba-2 layer's forward FLOPs per token from its architecture (inner width = heads x head_dim)."""
+    inner = mamba.heads * mamba.head_dim
+    bc = 2 * mamba.groups * mamba.state_size
+    return Mamba2Flops(in_proj=2.0 * hidden_size * (2 * inner + bc + mamba.heads),
+                       conv1d=2.0 * mamba.conv_kernel * (inner + bc),
+                       scan=float(MAMBA2_SCAN_FLOPS_PER_STATE * inner * mamba.state_size),
+                       out_proj=2.0 * inner * hidden_size)
+
+
+def mamba2_flops_per_token(hidden_size: int, mamba: Mamba) -> float:
+    """Training FLOPs per token of one Mamba-2 layer: 3 x its forward FLOPs (the backward at twice the forward, the
+    convention of every term of model_flops_per_token). The one Mamba count of the registry: any hybrid's MFU uses
+    it."""
+    return 3.0 * mamba2_forward_flops(hidden_size, mamba).forward
+
+
+# Megatron-Bridge's hybrid count (src/megatron/bridge/training/utils/flop_utils.py, mamba_layer_flops, at commit
+# 067f987d), the count its performance tables publish: the Mamba inner width taken as 2 x hidden (whatever the
+# heads), the scan as 7 x inner x state FLOPs, no conv1d; and no MTP projection (its MTP blocks and logits counted).
+MB_HYBRID_COUNT = "megatron-bridge"
+MB_MAMBA_SCAN_FLOPS_PER_STATE = 7
+
+
+def mb_mamba2_forward_flops(hidden_size: int, mamba: Mamba) -> float:
+    """Megatron-Bridge's forward FLOPs per token of one Mamba layer (MB_HYBRID_COUNT): in_proj 2h(2 x 2h + 2GN +
+    heads), scan 7 x 2h x N, out_proj 2 x 2h x h."""
+    inner = 2 * hidden_size
+    return (2.0 * hidden_size * (2 * inner + 2 * mamba.groups * mamba.state_size + mamba.heads)
+            + MB_MAMBA_SCAN_FLOPS_PER_STATE * inner * mamba.state_size + 2.0 * inner * hidden_size)
+
+
+def _hybrid_block_macs(arch: Architecture, block: str, seq_len: int, causal: bool, count: str | None = None) -> float:
+    """Forward multiply-adds per token of one block of a hybrid pattern (a Mamba mixer's FLOPs halved); count
+    MB_HYBRID_COUNT: Megatron-Bridge's Mamba term."""
+    h = arch.hidden_size
+    gate = 3 if arch.gated_ffn else 2
+    if block == "M":
+        assert arch.mamba is not None
+        if count == MB_HYBRID_COUNT:
+            return mb_mamba2_forward_flops(h, arch.mamba) / 2
+        return mamba2_forward_flops(h, arch.mamba).forward / 2
+    if block == "*":
+        kind = _hybrid_attention(arch)
+        q, kv = arch.attention_heads * kind.head_dim, kind.kv_heads * kind.head_dim
+        keys = _attended_keys(seq_len, kind.window, causal)
+        return h * q + 2 * h * kv + q * h + _core_attention_macs(arch, kind, keys)
+    if block == "-":
+        return gate * h * arch.ffn_hidden_size
+    moe = arch.moe
+    assert moe is not None
+    routed = moe.top_k * gate * (moe.latent_size or h) * moe.ffn_hidden_size
+    latent = 2 * h * moe.latent_size if moe.latent_size is not None else 0
+    return routed + latent + gate * h * moe.shared_ffn_hidden_size
+
+
+def _hybrid_flops_per_token(arch: Architecture, seq_len: int, mtp: int, causal: bool,
+                            count: str | None = None) -> float:
+    """model_flops_per_token of a hybrid: every block of the pattern (Mamba-2 by mamba2_forward_flops), the logits,
+    and each multi-token-prediction depth (its 2h x h projection, the blocks of mtp_pattern, a second logits).
+    count MB_HYBRID_COUNT: Megatron-Bridge's count (its Mamba term, no MTP projection)."""
+    assert arch.hybrid_pattern is not None
+    h = arch.hidden_size
+    macs = sum(_hybrid_block_macs(arch, b, seq_len, causal, count) for b in arch.hybrid_pattern)
+    mtp_blocks = arch.mtp_pattern or ""
+    projection = 0 if count == MB_HYBRID_COUNT else 2 * h * h
+    macs += mtp * (projection + sum(_hybrid_block_macs(arch, b, seq_len, causal, count) for b in mtp_blocks))
+    macs += (1 + mtp) * h * arch.vocab_size
+    return 6.0 * macs
+
+
 def _mla_params(arch: Architecture) -> int:
     """Linear weights of one multi-latent attention layer, with its latent norms (DeepSeek-V3)."""
     h, heads, mla = arch.hidden_size, arch.attention_heads, arch.mla
@@ -342,7 +527,8 @@ def _mla_params(arch: Architecture) -> int:
 
 def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None,
                           sliding_windows: bool = True, gated_experts: bool | None = None,
-                          head_dim: int | None = None, causal: bool = True) -> float:
+                          head_dim: int | None = None, causal: bool = True,
+                          hybrid_count: str | None = None) -> float:
     """Training FLOPs per token as Megatron counts them (megatron/training/training.py,
     num_floating_point_operations): 3 passes (forward, and backward at twice the forward) x 2 FLOPs per
     multiply-add over every matrix product: QKV and output projections (GQA: kv_heads), causal core
@@ -355,9 +541,13 @@ def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | No
     Megatron's formula does when it ignores the window). gated_experts=False counts the experts' FFN as two
     matrices (null: as the model's gated_ffn says). head_dim replaces every (non-MLA) attention kind's head
     dimension in the projections and the core attention (a count that takes it as hidden size / heads).
-    causal=False counts every query against every key (the full s x s products, as NeMo's 24.07 tables do)."""
+    causal=False counts every query against every key (the full s x s products, as NeMo's 24.07 tables do).
+    A hybrid (hybrid_pattern) counts its blocks instead: _hybrid_flops_per_token (hybrid_count MB_HYBRID_COUNT:
+    Megatron-Bridge's count of them)."""
     h = arch.hidden_size
     mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
+    if arch.hybrid_pattern is not None:
+        return _hybrid_flops_per_token(arch, seq_len, mtp, causal, hybrid_count)
     gate = 3 if arch.gated_ffn else 2
     moe = arch.moe
     macs = 0.0  # multiply-adds per token of the forward pass
@@ -398,6 +588,10 @@ def causal_attention_flops_per_token(arch: Architecture, seq_len: int, mtp_layer
     attention x V of every layer (and MTP layer), each query against the keys a causal mask leaves it (s / 2 for
     global attention; a sliding window's min(position, window)). What 6N leaves out."""
     mtp = (arch.mtp_layers or 0) if mtp_layers is None else mtp_layers
+    if arch.hybrid_pattern is not None:
+        kind = _hybrid_attention(arch)
+        blocks = arch.hybrid_pattern.count("*") + mtp * (arch.mtp_pattern or "").count("*")
+        return 6.0 * blocks * _core_attention_macs(arch, kind, _attended_keys(seq_len, kind.window))
     kinds = layer_kinds(arch)
     macs = 0.0
     for index in range(arch.layers + mtp):
@@ -424,10 +618,12 @@ FROZEN_BASE_FRACTION = 2 / 3
 def model_tflops_per_gpu(arch: Architecture, seq_len: int, tokens_per_s_per_gpu: float,
                          mtp_layers: int | None = None, sliding_windows: bool = True,
                          gated_experts: bool | None = None, frozen_base: bool = False,
-                         head_dim: int | None = None, causal: bool = True) -> float:
+                         head_dim: int | None = None, causal: bool = True,
+                         hybrid_count: str | None = None) -> float:
     """Model TFLOP/s per GPU = model FLOPs per token x tokens/s per GPU / 1e12 (x FROZEN_BASE_FRACTION when the
     count leaves out a frozen base's weight gradients)."""
-    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts, head_dim, causal)
+    flops = model_flops_per_token(arch, seq_len, mtp_layers, sliding_windows, gated_experts, head_dim, causal,
+                                  hybrid_count)
     return flops * tokens_per_s_per_gpu / 1e12 * (FROZEN_BASE_FRACTION if frozen_base else 1.0)
 
 

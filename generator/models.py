@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
@@ -365,6 +365,11 @@ class FlopsConvention(_Closed):
         "leaves it (s / 2 on average, Megatron's count) or, false, against every key (the full s x s products, as "
         "NeMo 24.07's performance tables count)."
     )
+    hybrid_count: Literal["megatron-bridge"] | None = Field(
+        default=None, description="A hybrid (Mamba-2) model counted as Megatron-Bridge's flop_utils counts it "
+        "(figures.MB_HYBRID_COUNT: the Mamba inner width taken as 2 x hidden, the scan as 7 x inner x state, no conv1d, "
+        "no MTP projection); null: the registry's count (figures.mamba2_forward_flops)."
+    )
     six_n_params: int | None = Field(
         default=None, description="llm-foundry's count (scripts/train/benchmarking/collect_results.py) where set: "
         "FLOPs per token = 6 x this many parameters (the run's n_params: embeddings, learned positional embeddings, "
@@ -373,6 +378,28 @@ class FlopsConvention(_Closed):
         "which llm-foundry prints truncated (int()), is held to 0.5% outside [published, published + 1). null: the "
         "architecture's matrix count.", gt=0, le=MAX_PARAMS
     )
+
+
+class TimeToTrain(_Closed):
+    """An MLPerf-style time-to-train result: each run from run_start to run_stop (evaluation included), as the
+    submission's result logs state them; tokens/s per GPU is then time-to-train throughput, not a steady-state
+    step rate (figures.time_to_train_tokens_per_s_per_gpu)."""
+
+    runs_ms: list[Annotated[int, Field(gt=0, le=10**12)]] = Field(
+        description="Each successful run's run_start to run_stop, in milliseconds, in result-file order.",
+        min_length=1)
+    samples: list[Annotated[int, Field(gt=0, le=MAX_TOKENS)]] = Field(
+        description="Samples (rows) each run trained before reaching the quality target, in rows; same order.",
+        min_length=1)
+    median_ms: float = _finite(description="The median run's time (the lower median for an even count, "
+                               "figures.median_index), in milliseconds.", gt=0, le=10**12)
+    score_ms: float | None = _finite(
+        default=None, description="The benchmark's own score over the runs (MLPerf: the mean without the fastest and "
+        "slowest run), in milliseconds; null: fewer than 3 runs.", gt=0, le=10**12)
+    evaluation_included: bool = Field(
+        description="Whether the run times include the evaluations made during training (MLPerf's do).")
+    failed_runs: int = Field(default=0, description="Result files whose run did not end in success: not counted.",
+                             ge=0, le=MAX_COUNT)
 
 
 class Result(_Closed):
@@ -416,6 +443,9 @@ class Result(_Closed):
     window_tokens: int | None = Field(
         default=None, description="Tokens in the window: steps x global batch x row tokens.", gt=0, le=MAX_TOKENS
     )
+    time_to_train: TimeToTrain | None = Field(
+        default=None, description="Where tokens/s per GPU is a time-to-train throughput (a benchmark's run_start to "
+        "run_stop, evaluation included): the runs it is derived from. null: a steady-state step rate.")
     runs: int | None = Field(default=None, description="Runs measured (the median run is reported).", gt=0,
                                 le=MAX_COUNT)
     runs_cv_percent: float | None = _finite(
@@ -475,6 +505,19 @@ class Convergence(_Closed):
     note: str | None = Field(default=None, description="What the two arms were.")
 
 
+class QualityTarget(_Closed):
+    """A quality target the publication's runs reached (e.g. MLPerf's eval loss <= 0.925): the submitter's evidence,
+    recorded as stated, not re-run here."""
+
+    metric: str = Field(description="What is measured (e.g. 'eval log perplexity').", min_length=1)
+    target: float = _finite(description="The target value.", ge=-1e9, le=1e9)
+    direction: str = Field(description="'<=' (lower is better) or '>='.", pattern=r"^(<=|>=)$")
+    reached: float = _finite(description="The value at the end of the median run.", ge=-1e9, le=1e9)
+    runs_reached: int = Field(description="Runs whose last evaluation meets the target.", ge=0, le=MAX_COUNT)
+    runs: int = Field(description="Runs counted.", gt=0, le=MAX_COUNT)
+    source: str = Field(description="Where the metric, target and values are stated.", min_length=1)
+
+
 class Correctness(_Closed):
     result: OverallOutcome = Field(strict=False, description="Overall verdict of the evidence.")
     summary: str | None = Field(default=None, description="One-line summary.")
@@ -483,6 +526,9 @@ class Correctness(_Closed):
     component_tests: list[ComponentTest] = Field(default_factory=list, description="Component tests.")
     convergence: Convergence | None = Field(default=None, description="Loss-convergence check.")
     rules: str | None = Field(default=None, description="Which rules the checks follow.")
+    quality_target: QualityTarget | None = Field(
+        default=None, description="A quality target the publication's own runs reached (a benchmark's convergence "
+        "criterion), as the publication states it; not evidence of ours.")
 
 
 class Patch(_Closed):

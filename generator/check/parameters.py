@@ -37,7 +37,7 @@ def mtp_layers(ctx: RecipeContext) -> None:
     if not arch.mtp_layers:
         ctx.bad(f"mtp_layers {lay.mtp_layers} but {r.model} has no multi-token-prediction layers", "layout",
                 "mtp_layers")
-    elif lay.mtp_layers > arch.mtp_layers:
+    elif lay.mtp_layers > arch.mtp_layers and not arch.mtp_repeated:
         ctx.bad(f"mtp_layers {lay.mtp_layers} but {r.model} has {arch.mtp_layers} multi-token-prediction "
                 f"layer{'s' if arch.mtp_layers > 1 else ''}", "layout", "mtp_layers")
 

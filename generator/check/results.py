@@ -81,7 +81,8 @@ def _convention_text(convention: FlopsConvention | None) -> str:
     return (f"under the stated convention (gated experts {convention.gated_experts}, sliding windows "
             f"{convention.sliding_windows}" + (", frozen base: 2/3" if convention.frozen_base else "")
             + (f", head dimension {convention.attention_head_dim}" if convention.attention_head_dim else "")
-            + ("" if convention.causal_attention else ", attention not causal") + ")")
+            + ("" if convention.causal_attention else ", attention not causal")
+            + (f", {convention.hybrid_count}'s hybrid count" if convention.hybrid_count else "") + ")")
 
 
 def _published_tflops(ctx: RecipeContext, tokens_per_s: float, convention: FlopsConvention | None) -> float:
@@ -97,7 +98,8 @@ def _published_tflops(ctx: RecipeContext, tokens_per_s: float, convention: Flops
     return figures.model_tflops_per_gpu(ctx.arch, r.workload.row_tokens, tokens_per_s, mtp_layers=r.layout.mtp_layers,
                                         sliding_windows=convention.sliding_windows,
                                         gated_experts=convention.gated_experts, frozen_base=convention.frozen_base,
-                                        head_dim=convention.attention_head_dim, causal=convention.causal_attention)
+                                        head_dim=convention.attention_head_dim, causal=convention.causal_attention,
+                                        hybrid_count=convention.hybrid_count)
 
 
 def published_model_tflops(ctx: RecipeContext) -> None:
@@ -229,5 +231,31 @@ def dates(ctx: RecipeContext) -> None:
             ctx.bad(f"test date {test.date} is in the future", "correctness", "component_tests", i, "date")
 
 
+def time_to_train(ctx: RecipeContext) -> None:
+    """A time-to-train figure (MLPerf's): tokens/s per GPU is the median run's samples x row tokens / run time / GPUs,
+    the median is the median run's time and the score the runs' olympic mean; all recomputed from the runs listed."""
+    r = ctx.recipe
+    tt = r.result.time_to_train
+    if tt is None:
+        return
+    where = ("result", "time_to_train")
+    if len(tt.samples) != len(tt.runs_ms):
+        ctx.bad(f"{len(tt.samples)} sample counts for {len(tt.runs_ms)} runs", *where, "samples")
+        return
+    if r.result.runs is not None and r.result.runs != len(tt.runs_ms):
+        ctx.bad(f"result.runs is {r.result.runs} but time_to_train lists {len(tt.runs_ms)} runs", "result", "runs")
+    median = tt.runs_ms[figures.median_index(tt.runs_ms)]
+    if tt.median_ms != median:
+        ctx.bad(f"stated {tt.median_ms:g} but the median run of runs_ms takes {median} ms", *where, "median_ms")
+    score = figures.olympic_mean(tt.runs_ms)
+    if (score is None) != (tt.score_ms is None) or (score is not None and tt.score_ms is not None
+                                                      and abs(score - tt.score_ms) > 0.05 + 1e-6):  # stated to 0.1 ms
+        ctx.bad(f"stated {tt.score_ms} but the mean without the fastest and slowest run is "
+                f"{'none (fewer than 3 runs)' if score is None else f'{score:.2f}'}", *where, "score_ms")
+    computed = figures.time_to_train_tokens_per_s_per_gpu(tt.samples, tt.runs_ms, r.workload.row_tokens, r.gpu.count)
+    stated_figure(ctx, "tokens_per_s_per_gpu", computed,
+                  f"median run's samples x {r.workload.row_tokens} / run time / {r.gpu.count} GPUs")
+
+
 RULES = (stated_precision, usd_per_million_tokens, mfu, precision_peak, published_model_tflops,
-         superseded_model_tflops, window, gpu_hours, dates)
+         superseded_model_tflops, window, gpu_hours, dates, time_to_train)

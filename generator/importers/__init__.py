@@ -37,7 +37,8 @@ def get_source(name: str) -> Source:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import published results as reported recipes")
     p.add_argument("source", help=f"which publication's format FILE is in ({', '.join(source_names())})")
-    p.add_argument("file", help="the document (e.g. Megatron-Bridge's docs/performance-summary.md)")
+    p.add_argument("file", help="the document (e.g. Megatron-Bridge's docs/performance-summary.md), or the folder "
+                   "of a source that reads one (mlperf-training: a checkout of a training_results round)")
     p.add_argument("--source-url", required=True, help="URL of the document at its commit, recorded on every recipe")
     p.add_argument("--commit", default=None, help="commit of the document, recorded on every recipe")
     p.add_argument("--dry-run", action="store_true", help="report what would be written; write nothing")
@@ -58,7 +59,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    if not file.is_file():
+    if source.reads_directory and not file.is_dir():
+        print(f"{file}: not a directory ({source.name} reads a checkout's folder)", file=sys.stderr)
+        return 2
+    if not source.reads_directory and not file.is_file():
         print(f"{file}: no such file", file=sys.stderr)
         return 2
     try:

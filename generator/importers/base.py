@@ -77,6 +77,7 @@ class Source(ABC):
     `python -m generator import <name with - for _> FILE` finds it (no central list to edit)."""
 
     name: str  # the CLI name, e.g. "megatron-bridge"
+    reads_directory: bool = False  # True: FILE is a directory (a checkout) that `read` walks, not a text document
 
     @property
     def header(self) -> str:
@@ -91,6 +92,11 @@ class Source(ABC):
 
     def read(self, path: Path) -> Parsed:
         return self.parse(path.read_text(encoding="utf-8"))
+
+    def row_document(self, document: Document, row: Any) -> Document:
+        """The document a row's recipe cites: the imported one, or (for a source read from a directory) the row's
+        own file or folder in it at the same commit."""
+        return document
 
     def admit(self, row: Any, catalog: Catalog) -> str | None:
         """Why this row cannot become a recipe with this catalog (e.g. its model has no card), else None."""
@@ -252,14 +258,15 @@ def run_source(source: Source, root: Path, file: Path, document: Document,
     kept: list[Path] = []
     for row in admitted:
         path = source.target(root, catalog, row)
+        row_document = source.row_document(document, row)
         try:
-            superseded = superseded_by_import(path, document)
+            superseded = superseded_by_import(path, row_document)
         except ValueError as exc:
             return parsed, None, [str(exc)]
         if superseded is None:
             kept.append(path)
             continue
-        recipe = source.build(row, catalog, document, superseded, skipped_at.get(row.line, []))
+        recipe = source.build(row, catalog, row_document, superseded, skipped_at.get(row.line, []))
         built.append((path, render(recipe, source.header)))
     report = write(built, dry_run)
     report.kept = kept

@@ -40,21 +40,35 @@ SYSTEMS = {"DGX-H100": ("H100", 8), "DGX-B200": ("B200", 8), "DGX-B300": ("B300"
 # The publication's model names (letters and digits only, lower case) -> catalog model.
 MODELS = {"llama38b": "Llama-3-8B", "llama370b": "Llama-3-70B", "llama31405b": "Llama-3.1-405B",
           "deepseekv3": "DeepSeek-V3", "gptoss120b": "GPT-OSS-120B", "qwen330ba3b": "Qwen3-30B-A3B",
-          "qwen3235ba22b": "Qwen3-235B-A22B", "kimik2": "Kimi-K2"}
+          "qwen3235ba22b": "Qwen3-235B-A22B", "kimik2": "Kimi-K2", "nemotron3nano": "Nemotron-3-Nano-30B-A3B",
+          "nemotron3super": "Nemotron-3-Super-120B-A12B", "nemotron35lightning": "Nemotron-3.5-Lightning-30B-A3B"}
 
-# Models the publication names whose architecture the catalog cannot describe: their rows are skipped with this
-# reason (a card needs the architecture the FLOPs count is recomputed from; none is invented).
-HYBRID_MAMBA = ("a hybrid Mamba-2 / attention / MoE model (NVIDIA Nemotron-H family): the catalog's architecture "
-                "(generator/catalog.py) has no Mamba layer, so neither N nor the model FLOPs per token can be "
-                "recomputed; no catalog card")
+# Models the publication names whose architecture the catalog cannot describe from a source: their rows are skipped
+# with this reason (a card needs the architecture the FLOPs count is recomputed from; none is invented).
+UNSOURCED_HYBRID = ("a hybrid Mamba-2 / attention / MoE model (NVIDIA Nemotron-H family) whose config.json (block "
+                    "pattern, Mamba-2 sizes, LatentMoE width, MTP layer) was not found in the stored public sources; "
+                    "Megatron-Bridge's recipes read it from Hugging Face at run time (AutoBridge.from_hf_pretrained), "
+                    "so N and the model FLOPs per token cannot be recomputed; no catalog card")
 UNSUPPORTED_MODELS = {
-    "nemotron3nano": HYBRID_MAMBA, "nemotron3super": HYBRID_MAMBA, "nemotron3ultra": HYBRID_MAMBA,
-    "nemotron35lightning": HYBRID_MAMBA,
-    "deepseekv4flash": "DeepSeek-V4 Flash: no published config.json of this model was found in the stored public "
-                       "sources, and its attention (compressed / sparse-indexed KV, o_lora projection, "
-                       "hyper-connections in the V4 family's public configs) is not expressible in the catalog's "
-                       "architecture; no catalog card",
+    "nemotron3ultra": UNSOURCED_HYBRID,
+    "deepseekv4flash": "DeepSeek-V4 Flash: its configuration is published (NeMo AutoModel's DeepseekV4Config, "
+                       "whose defaults are Flash's: 43 layers, hidden 4096, 64 heads of 512, one KV head, 256 experts "
+                       "top-6), but its compressed sparse / heavily compressed attention with a top-512 indexer, "
+                       "grouped low-rank output projection, hyper-connections (hc_mult 4) and hash-routed layers "
+                       "are not expressible in the catalog's architecture, so its FLOPs per token cannot be "
+                       "recomputed; no catalog card",
 }
+
+# Multi-token-prediction depths a model's performance recipe trains where the table does not say (its qualifier
+# would): (depths, where that is set). Nemotron 3 Super's one MTP layer runs at two depths, its weights shared.
+MTP_DEPTHS = {"Nemotron-3-Super-120B-A12B": (
+    2, "Megatron-Bridge's Nemotron 3 Super recipe (src/megatron/bridge/recipes/nemotronh/h100/nemotron_3_super.py at "
+       "commit 067f987d, which its performance recipes build on) sets mtp_num_layers = 2 with "
+       "mtp_use_repeated_layer = True: the one MTP layer at two depths"),
+    "Nemotron-3.5-Lightning-30B-A3B": (
+    2, "Megatron-Bridge's Nemotron 3.5 Lightning performance recipes (src/megatron/bridge/perf_recipes/nemotronh/"
+       "gb300/nemotronh.py at commit 067f987d) set mtp_num_layers = 2 with mtp_use_repeated_layer = True: the one "
+       "MTP layer at two depths")}
 
 # What the publication states about a model outside its tables (a bullet under each of the model's tables).
 MODEL_REMARKS = {"Kimi-K2": "The publication states under the Kimi_K2 table: \"Muon optimizer was used for "
@@ -283,11 +297,19 @@ def _make_row(line: int, release: str, section: str, system: str, model: str, mo
         raise ValueError(f"EP {ep} does not divide TP x CP x DP = {gpus} / PP {pp} = {gpus // pp} (the GPUs of one "
                          "pipeline stage)")
     return Row(line=line, release=release, section=section, system=system, model=model, model_text=model_text,
-               qualifier=qualifier, mtp_layers=QUALIFIERS[qualifier][1] if qualifier else None, variant=variant,
+               qualifier=qualifier, mtp_layers=_mtp_layers(model, qualifier), variant=variant,
                precision=precision, precision_inferred=inferred, gpus=gpus, gbs=nums["gbs"], mbs=nums["mbs"],
                seq=nums["seq"], fsdp=nums.get("fsdp"), tp=tp, pp=pp, cp=cp, vp=nums.get("vp"),
                ep=nums.get("ep"), ga=nums.get("ga"), tokens=float(nums["tokens"]), tflops=float(nums["tflops"]),
                cells=dict(cell))
+
+
+def _mtp_layers(model: str, qualifier: str | None) -> int | None:
+    """MTP depths the row trains: its qualifier's, else the model's performance recipe's (MTP_DEPTHS), else the
+    model's own (None)."""
+    if qualifier:
+        return QUALIFIERS[qualifier][1]
+    return MTP_DEPTHS[model][0] if model in MTP_DEPTHS else None
 
 
 def dedupe(parsed: Parsed) -> None:
@@ -356,6 +378,8 @@ def _inferred(row: Row, split: dict[str, int] | None, placement: str | None) -> 
         out.append({"field": "workload.precision", "reason": f"the {row.release} table has no Precision column: "
                     f"{PRECISION_TEXT[row.precision]} from its footnote (plain figures FP8, parenthesised figures a "
                     "finer quantization granularity)"})
+    if row.qualifier is None and row.model in MTP_DEPTHS:
+        out.append({"field": "layout.mtp_layers", "reason": f"not in the table: {MTP_DEPTHS[row.model][1]}"})
     if "fsdp" not in row.cells:
         out.append({"field": "layout.fsdp", "reason": f"the {row.release} table has no FSDP column: recorded as off"})
     if split is not None:
@@ -415,6 +439,8 @@ def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[
 
     The one convention found: Megatron-Bridge's flop_utils as of commit a5b3b5a4 multiplies the FFN by 3/2 (gated)
     only when gated_linear_unit is set and activation_func is F.silu, and has no sliding-window term."""
+    if arch.hybrid_pattern is not None:
+        return _explain_hybrid_flops(row, arch, ours)
     if arch.moe is None or not arch.gated_ffn:
         return None
     windows = sorted({k.window for k in arch.attention.values() if k.window})
@@ -438,6 +464,30 @@ def explain_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[
     return text, convention
 
 
+# The convention of Megatron-Bridge's hybrid count (figures.MB_HYBRID_COUNT); the experts are not gated in Nemotron 3
+# and there are no sliding windows, so the other two terms are the registry's.
+MB_HYBRID_CONVENTION = {"gated_experts": False, "sliding_windows": True, "hybrid_count": figures.MB_HYBRID_COUNT}
+
+
+def _mb_hybrid_tflops(row: Row, arch: Architecture) -> float:
+    return figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers, gated_experts=False,
+                                        hybrid_count=figures.MB_HYBRID_COUNT)
+
+
+def _explain_hybrid_flops(row: Row, arch: Architecture, ours: float) -> tuple[str, dict[str, Any]] | None:
+    """A hybrid's published figure reproduced by Megatron-Bridge's own hybrid count (None: it is not)."""
+    alt = _mb_hybrid_tflops(row, arch)
+    if figures.relative_difference(row.tflops, alt) > figures.PUBLISHED_TFLOPS_TOLERANCE:
+        return None
+    text = (f"A convention of the publication, not an error in the table: its {row.tflops:g} TFLOP/s is reproduced "
+            f"({alt:.1f}) by Megatron-Bridge's hybrid FLOPs count ({MB_FLOP_UTILS} at commit 067f987d, "
+            "mamba_layer_flops and hybrid_flops), which takes every Mamba layer's inner width as 2 x hidden size "
+            "whatever its heads, counts the SSD scan as 7 x inner x state FLOPs and no conv1d, and leaves out the "
+            "MTP layer's 2h x h projection. The registry counts the mixer as the model's config sizes it (inner = "
+            f"heads x head_dim, figures.mamba2_forward_flops): {ours:.1f} TFLOP/s.")
+    return text, dict(MB_HYBRID_CONVENTION)
+
+
 def bf16_representable(value: float) -> bool:
     """Whether a positive integer figure has at most 8 significant bits (a BF16 value): m x 2^e with m < 256."""
     n = int(value)
@@ -450,14 +500,20 @@ def bf16_representable(value: float) -> bool:
 
 def discrepancy_note(row: Row, arch: Architecture, ours: float, diff: float) -> str:
     """What was tried for a published Model TFLOP/s no convention reproduces (the recipe records the discrepancy)."""
-    earlier = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers,
-                                           gated_experts=False, sliding_windows=False)
     implied = row.tflops / ours * row.tokens
     parts = [f"A discrepancy in the publication, not explained: its {row.tokens:g} tokens/s per GPU give "
              f"{ours:.1f} Model TFLOP/s per GPU by the registry's count, {diff * 100:.2f}% from the published "
              f"{row.tflops:g} (tolerance {figures.PUBLISHED_TFLOPS_TOLERANCE * 100:g}%); the published TFLOP/s "
-             f"implies {implied:.0f} tokens/s. Tried: Megatron-Bridge's earlier FLOPs count (no gated experts, no "
-             f"sliding windows): {earlier:.1f}."]
+             f"implies {implied:.0f} tokens/s."]
+    if arch.hybrid_pattern is not None:
+        parts.append(f"Tried: Megatron-Bridge's hybrid FLOPs count ({MB_FLOP_UTILS} at commit 067f987d: every Mamba "
+                     "layer's inner width taken as 2 x hidden size, the scan as 7 x inner x state, no conv1d, no MTP "
+                     f"projection): {_mb_hybrid_tflops(row, arch):.1f}.")
+    else:
+        earlier = figures.model_tflops_per_gpu(arch, row.seq, row.tokens, mtp_layers=row.mtp_layers,
+                                               gated_experts=False, sliding_windows=False)
+        parts.append(f"Tried: Megatron-Bridge's earlier FLOPs count (no gated experts, no sliding windows): "
+                     f"{earlier:.1f}.")
     if row.section.lower() == "lora performance":
         frozen = ours * 2 / 3
         parts.append(f"LoRA trains adapters only, so the frozen base needs no weight gradients: two thirds of the "
@@ -541,6 +597,14 @@ def build(row: Row, catalog: Catalog, source_url: str, commit: str | None,
                         if row.mtp_layers == 0 else "")
                      + (" Tokens may be dropped at expert capacity (the table's token-drop runs)."
                         if row.qualifier == "tokendrop" else ""))
+    if row.qualifier is None and row.model in MTP_DEPTHS:
+        notes.append(f"Multi-token prediction at {row.mtp_layers} depths, which the table does not state: "
+                     f"{MTP_DEPTHS[row.model][1]} (inferred); the model FLOPs count every depth.")
+    if arch is not None and arch.hybrid_pattern is not None:
+        notes.append("A hybrid model: its layers are single Mamba-2, attention or MoE blocks (architecture."
+                     "hybrid_pattern), and the model FLOPs count each Mamba-2 mixer from its architecture "
+                     "(figures.mamba2_forward_flops: projections, conv1d and the scan's state updates); 6N stays "
+                     "the MFU's convention.")
     if SECTION_TAGS.get(row.section.lower()):
         notes.append(f"A fine-tuning row ({row.section}): the publication's {row.section.split()[0]} run of the model "
                      "on its performance recipe's data, not pre-training.")

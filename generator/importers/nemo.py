@@ -12,6 +12,13 @@ the figure. Every data row is a recipe or a skip with its line and reason (a mod
 The published Model TFLOP/s counts the core attention against every key (no causal halving): 12,273 tok/s of
 Llama 3 8B at 8,192 tokens give 711 TFLOP/s under that count, 632 under Megatron's causal one. Recorded as the
 publication's convention (`causal_attention: false`), which check recomputes.
+
+Later releases (25.02, 25.04, 25.07) were published only on docs.nvidia.com (the file above was deleted from
+NVIDIA/NeMo on 2024-12-12, commit d31653f792, its README pointing to the user guide; no branch or tag holds a later
+version). What could be read of them is a stored text rendering of each page's beginning: "Container: NeMo 25.04",
+"System: DGX-GB200" lines and one-cell-per-line tables ("LLAMA3-8B |" ... under a "---|---|" separator), with FSDP,
+EP and GA columns and, from 25.07, "a (b)" cells (a second configuration, as Megatron-Bridge's tables write it).
+`parse` reads both forms; a row the copy cuts off is a skip at its line, saying so.
 """
 
 from __future__ import annotations
@@ -36,30 +43,46 @@ from generator.importers.base import (
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
 COMMIT = "8e3d65dcfe3504689bfc5b6e67d502780aacad41"  # "24.07 perf numbers", the table's last change
-GPUS_PER_NODE = 8  # DGX-H100
+# GPUs per node of each system the tables name (a GB200 compute tray holds 4 GPUs).
+GPUS_PER_NODE = {"DGX-H100": 8, "DGX-B200": 8, "DGX-GB200": 4}
 
 # The document's model names -> catalog cards. GPT-3 (learned positional embeddings, NeMo's own sizes) and
 # Nemotron have no card: their rows are skipped with that reason.
 MODELS = {"LLAMA2-7B": "Llama-2-7B", "LLAMA2-13B": "Llama-2-13B", "LLAMA2-70B": "Llama-2-70B",
-          "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B"}
+          "LLAMA3-8B": "Llama-3-8B", "LLAMA3-70B": "Llama-3-70B",
+          # 25.02 and 25.04 write "LLAMA3-405B", 25.07 "LLAMA3.1-405B": one model, Llama 3.1 405B (Meta released
+          # no Llama 3 405B; NeMo's script for it is scripts/performance/llm/pretrain_llama31_405b.py).
+          "LLAMA3-405B": "Llama-3.1-405B", "LLAMA3.1-405B": "Llama-3.1-405B", "Mixtral-8x7B": "Mixtral-8x7B"}
 SECTIONS = {"pretraining": "pre-training", "finetuning": None}  # finetuning: the row's Task says SFT or LoRA
 # The columns each section's table must have (the estimated-time column is not read).
 REQUIRED = {"pretraining": {"model", "gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "tokens", "tflops"},
             "finetuning": {"model", "task", "gpus", "gbs", "mbs", "seq", "tp", "pp", "tokens", "tflops"}}
 TASKS = {"SFT": "sft", "LoRA": "lora"}
-SYSTEMS = {"DGX-H100": "H100"}
+SYSTEMS = {"DGX-H100": "H100", "DGX-B200": "B200", "DGX-GB200": "GB200"}
 
 SECTION_RE = re.compile(r"^###\s+(\w+)\s*$")
-CONTAINER_RE = re.compile(r"Container:\s*\[NeMo\s*([0-9.]+)\]")
+CONTAINER_RE = re.compile(r"Container:\s*\[?NeMo\s*([0-9.]+)\]?")
 SYSTEM_RE = re.compile(r"System:\s*(\S+)")
-PRECISION_RE = re.compile(r"\bat (FP8|BF16) precision\b")
+PRECISION_RE = re.compile(r"\b(?:at|using) (FP8|BF16) precision\b")
+# 25.04 onwards: "We apply per-tensor FP8 quantization, leveraging scaling factors computed in the current step".
+CURRENT_SCALING_RE = re.compile(r"per-tensor FP8 quantization.*\bcurrent step\b")
 SEPARATOR_RE = re.compile(r"^\|\s*-+")
 LINK_RE = re.compile(r"^\[([^\]]+)\]\((https?://[^)]+)\)$")
 NUMBER_RE = re.compile(r"^[0-9]+$")
 
 COLUMNS = {"model": "model", "task": "task", "#-gpus": "gpus", "gbs": "gbs", "mbs": "mbs",
            "sequence length": "seq", "packed sequence length": "seq", "tp": "tp", "pp": "pp", "cp": "cp",
-           "vp": "vp", "tokens / sec / gpu": "tokens", "model tflop / sec / gpu": "tflops"}
+           "vp": "vp", "fsdp": "fsdp", "ep": "ep", "ga": "ga", "tokens / sec / gpu": "tokens",
+           "model tflop / sec / gpu": "tflops"}
+# A rendered page (the later releases): a section heading ends in "#", context lines start the line, a table is its
+# header cells one a line ("Model |"), a separator ("---|---|"), then its cells one a line ("8192 |", "|" if empty).
+PAGE_SEPARATOR_RE = re.compile(r"^(?:-{3,}\|)+\s*$")
+PAGE_SECTIONS = {"pretraining": "pretraining", "pretrainingperformance": "pretraining",
+                 "finetuning": "finetuning", "finetuningperformance": "finetuning"}
+PAGE_SYSTEM_RE = re.compile(r"^\s*(?:[-•]\s*)?System:\s*(\S+)\s*$")
+ALT_RE = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
+# How a layout summary names each precision the tables state.
+PRECISION_WORDS = {"fp8": "FP8", "fp8-cs": "FP8 with per-tensor current scaling", "bf16": "BF16"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +105,11 @@ class Row:
     tokens: float
     tflops: float
     tflops_link: str | None  # the URL a linked Model TFLOP/s figure points to
+    fsdp: int | None = None  # None: the table has no FSDP column
+    ep: int | None = None  # None: the table has no EP column
+    ga: int | None = None  # None: the table has no GA column
+    variant: str | None = None  # a row with "a (b)" cells: which configuration (its layout, for the file name)
+    page: bool = False  # read from a stored rendering of a docs.nvidia.com page (the later releases)
 
     @property
     def model(self) -> str:
@@ -101,11 +129,19 @@ class Row:
 
     def key(self) -> str:
         kind = self.task.lower() if self.task else "pretrain"
-        return f"nemo-{self.container}-{kind}-{self.system.lower()}-{self.gpus}gpu-{self.precision}"
+        key = f"nemo-{self.container}-{kind}-{self.system.lower()}-{self.gpus}gpu-{self.precision}"
+        return f"{key}-{self.variant}" if self.variant else key
 
 
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _no_card_reason(model_text: str) -> str:
+    if model_text.lower().startswith(("mixtral", "llama4")):
+        return ("a mixture-of-experts model the catalog has no card for, with the moe block its FLOPs are counted "
+                "from")
+    return "NeMo's own GPT-3 and Nemotron configurations are not in the catalog: no architecture to count FLOPs from"
 
 
 def _figure(cell: str) -> tuple[str, str | None]:
@@ -114,16 +150,19 @@ def _figure(cell: str) -> tuple[str, str | None]:
     return (m.group(1), m.group(2)) if m else (cell, None)
 
 
-def _row(line: int, section: str, context: dict[str, str], values: dict[str, str]) -> Row | Skip:
+def _row(line: int, section: str, context: dict[str, str], values: dict[str, str], variant: str | None = None,
+         page: bool = False) -> Row | Skip:
     if values["model"] not in MODELS:
-        return Skip(line, f"model {values['model']} has no catalog card (NeMo's own GPT-3 and Nemotron configurations "
-                          "are not in the catalog: no architecture to count FLOPs from)")
+        return Skip(line, f"model {values['model']} has no catalog card ({_no_card_reason(values['model'])})")
     numbers: dict[str, int] = {}
-    for key in ("gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "tokens", "tflops"):
+    for key in ("gpus", "gbs", "mbs", "seq", "tp", "pp", "cp", "vp", "fsdp", "ep", "ga", "tokens", "tflops"):
         if key not in values:
             continue
         text, _ = _figure(values[key])
-        if not NUMBER_RE.match(text) or int(text) == 0:
+        if key == "fsdp":  # 1: FSDP, 0: DDP (the page's abbreviations)
+            if text not in ("0", "1"):
+                return Skip(line, f"fsdp '{values[key]}' is neither 0 (DDP) nor 1 (FSDP)")
+        elif not NUMBER_RE.match(text) or int(text) == 0:
             return Skip(line, f"{key} '{values[key]}' is not a positive whole number")
         numbers[key] = int(text)
     task = values.get("task")
@@ -133,14 +172,25 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
               precision=context["precision"], model_text=values["model"], task=task, gpus=numbers["gpus"],
               gbs=numbers["gbs"], mbs=numbers["mbs"], seq=numbers["seq"], tp=numbers["tp"], pp=numbers["pp"],
               cp=numbers.get("cp"), vp=numbers.get("vp"), tokens=float(numbers["tokens"]),
-              tflops=float(numbers["tflops"]), tflops_link=_figure(values["tflops"])[1])
+              tflops=float(numbers["tflops"]), tflops_link=_figure(values["tflops"])[1], fsdp=numbers.get("fsdp"),
+              ep=numbers.get("ep"), ga=numbers.get("ga"), variant=variant, page=page)
     if row.gpus % (row.tp * row.pp * (row.cp or 1)) or row.gbs % (row.mbs * row.dp):
         return Skip(line, f"{row.gpus} GPUs, TP {row.tp}, PP {row.pp}, CP {row.cp}, MBS {row.mbs}, GBS {row.gbs} "
                           "give no whole data-parallel size and accumulation")
+    if row.ga is not None and row.ga != row.gradient_accumulation:
+        return Skip(line, f"GA {row.ga} contradicts GBS {row.gbs} / (MBS {row.mbs} x DP {row.dp}) = "
+                          f"{row.gradient_accumulation}")
     return row
 
 
 def parse(text: str) -> Parsed:
+    """The committed Markdown document (24.07) or a stored rendering of a later release's page."""
+    if any(PAGE_SEPARATOR_RE.match(line) for line in text.splitlines()):
+        return parse_page(text)
+    return parse_markdown(text)
+
+
+def parse_markdown(text: str) -> Parsed:
     out = Parsed()
     lines = text.splitlines()
     section: str | None = None
@@ -178,6 +228,119 @@ def parse(text: str) -> Parsed:
                 i += 1
             continue
         i += 1
+    return out
+
+
+def _page_context(line: str, section: str | None, context: dict[str, str]) -> tuple[str | None, dict[str, str]]:
+    """A rendered page's section heading ("Pre-Training Performance#") starts a section; its prose and context
+    lines fill the section's context (container, system, precision)."""
+    if line.endswith("#") and (key := re.sub(r"[^a-z]", "", line.lower())) in PAGE_SECTIONS:
+        return PAGE_SECTIONS[key], {}
+    if m := CONTAINER_RE.search(line):
+        context["container"] = m.group(1)
+    if m := PAGE_SYSTEM_RE.match(line):
+        context["system"] = m.group(1)
+    if m := PRECISION_RE.search(line):
+        context["precision"] = m.group(1).lower()
+    if CURRENT_SCALING_RE.search(line) and context.get("precision") == "fp8":
+        context["precision"] = "fp8-cs"
+    return section, context
+
+
+def _page_cells(lines: list[str], start: int, width: int) -> tuple[list[tuple[int, list[str]]], int, int | None]:
+    """The rows of a rendered table whose first cell is at lines[start]: (line, cells) each, the index after the
+    table, and the line of a row the text ends inside (None: the table ends on a line that is not a cell)."""
+    rows: list[tuple[int, list[str]]] = []
+    i = start
+    while i < len(lines):
+        cells: list[str] = []
+        first = i + 1
+        while i < len(lines) and len(cells) < width and lines[i].rstrip().endswith("|"):
+            cells.append(lines[i].rstrip()[:-1].strip())
+            i += 1
+        if len(cells) == width:
+            rows.append((first, cells))
+            continue
+        if i >= len(lines) - 1 and (cells or (i < len(lines) and lines[i].strip())):
+            return rows, len(lines), first  # the text stops inside this row: a copy cut short
+        if cells:  # a row with too few cells, then a line that is no cell: the table is malformed here
+            rows.append((first, cells))
+        return rows, i, None
+    return rows, i, None
+
+
+def _variants(values: dict[str, str]) -> list[tuple[str | None, dict[str, str]]]:
+    """The row's configurations: as written, and where a cell reads "a (b)" a second taking b in every such cell."""
+    split = {k: (m.group(1), m.group(2)) if (m := ALT_RE.match(v)) else (v, None) for k, v in values.items()}
+    if all(alt is None for _, alt in split.values()):
+        return [(None, values)]
+    out = []
+    for second in (False, True):
+        cells = {k: alt if second and alt is not None else main for k, (main, alt) in split.items()}
+        tag = "-".join(f"{k}{cells.get(k, '1')}" for k in ("tp", "pp", "cp", "vp"))
+        out.append((tag + ("-fsdp" if cells.get("fsdp") == "1" else ""), cells))
+    return out
+
+
+# Setting columns: a second configuration that changes none of them differs in something the table does not state.
+SETTINGS = ("gpus", "gbs", "mbs", "seq", "fsdp", "tp", "pp", "cp", "vp", "ep", "ga")
+
+
+def _second_states_its_setting(values: dict[str, str]) -> bool:
+    return any(ALT_RE.match(values.get(k, "")) for k in SETTINGS)
+
+
+def _page_row(out: Parsed, line: int, section: str, context: dict[str, str], values: dict[str, str]) -> None:
+    """One row of a rendered table: its configuration(s) as rows, or skips at its line (one per reason)."""
+    configurations = _variants(values)
+    if len(configurations) == 2 and not _second_states_its_setting(values):
+        # Only figures in parentheses: what the second run changed is said below the copy's end, if anywhere.
+        out.skips.append(Skip(line, "second configuration: only its figures are in parentheses, no stated setting "
+                                    "differs, and what it changed is not in the stored copy; not imported"))
+        configurations = [(None, configurations[0][1])]
+    for variant, cells in configurations:
+        got = _row(line, section, context, cells, variant, page=True)
+        if isinstance(got, Skip):
+            if got not in out.skips:
+                out.skips.append(got)
+        else:
+            out.rows.append(got)
+
+
+def parse_page(text: str) -> Parsed:
+    """A stored text rendering of a later release's page (see the module's docstring)."""
+    out = Parsed()
+    lines = text.splitlines()
+    section: str | None = None
+    context: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        if not PAGE_SEPARATOR_RE.match(lines[i]):
+            section, context = _page_context(lines[i].strip(), section, context)
+            i += 1
+            continue
+        width = lines[i].count("|")
+        header_lines = lines[max(0, i - width):i]
+        header = [COLUMNS.get(h.rstrip().removesuffix("|").strip().lower(), h.strip()) for h in header_lines]
+        rows, i, cut = _page_cells(lines, i + 1, width)
+        for line, cells in rows:
+            out.table_rows += 1
+            missing = [k for k in ("container", "system", "precision") if k not in context]
+            if section not in SECTIONS or missing:
+                out.skips.append(Skip(line, f"table outside a known section, or its section does not state "
+                                            f"{', '.join(missing) or 'a known kind'}"))
+            elif len(cells) != width or len(header) != width:
+                out.skips.append(Skip(line, f"{len(cells)} cells for a header of {width}"))
+            elif lacking := sorted(REQUIRED[section] - set(header)):
+                out.skips.append(Skip(line, f"the table's header lacks {', '.join(lacking)}"))
+            elif context["system"] not in SYSTEMS:
+                out.skips.append(Skip(line, f"system {context['system']} is not one this importer knows"))
+            else:
+                _page_row(out, line, section, context, dict(zip(header, cells, strict=True)))
+        if cut is not None:
+            out.table_rows += 1
+            out.skips.append(Skip(cut, "the stored copy of the page ends inside this row: its cells are not all "
+                                       "in reach"))
     return out
 
 
@@ -225,25 +388,32 @@ def _inferred(row: Row) -> list[dict[str, str]]:
         out.append({"field": "layout.cp", "reason": "the finetuning table has no CP column: recorded as 1"})
     if row.vp is None:
         out.append({"field": "layout.vpp", "reason": "the finetuning table has no VP column: recorded as 1"})
+    if row.page and row.fsdp is None:
+        out.append({"field": "layout.fsdp", "reason": f"the {row.container} table has no FSDP column: recorded as "
+                    "off"})
     return out
 
 
 def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]]) -> dict[str, Any]:
     card = catalog.models[row.model]
     gpu_type = SYSTEMS[row.system]
-    per_node = min(GPUS_PER_NODE, row.gpus)
+    per_node = min(GPUS_PER_NODE[row.system], row.gpus)
     cp, vp = row.cp or 1, row.vp or 1
-    label = f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{cp} DP{row.dp}"
+    ep = row.ep or 1
+    label = (f"TP{row.tp} PP{row.pp}" + (f" VP{vp}" if vp > 1 else "") + f" CP{cp}" + (f" EP{ep}" if ep > 1 else "")
+             + f" DP{row.dp}" + (" FSDP" if row.fsdp else ""))
     kind = {"pre-training": "pre-training", "sft": "supervised fine-tuning (SFT)", "lora": "LoRA fine-tuning"}
     notes = [
         f"Reported by NVIDIA in NeMo's performance summary, NeMo {row.container} container, {row.system}, "
-        f"{kind[row.training]}, line {row.line} of the document.",
+        f"{kind[row.training]}, line {row.line} of the " + ("stored copy." if row.page else "document."),
         "Not re-measured here. Settings the publication does not state are not invented: recompute is not stated "
         "(null), the data is not stated" + (" (SQuAD v1.1 packed to 4,096 tokens, the table's note)"
                                              if row.section == "finetuning" else "")
-        + "; FP8 as the section states it, its scaling recipe not named (recorded as fp8); sequence parallelism is "
-        "recorded as on when TP > 1 and listed as inferred.",
+        + "; " + _precision_note(row) + "; sequence parallelism is recorded as on when TP > 1 and listed as "
+        "inferred.",
     ]
+    if row.page:
+        notes.append(_page_note(row))
     if row.training == "lora":
         notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
     result = imported_result(card, row.tokens, **_published(row, catalog))
@@ -263,8 +433,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "layout": {
             "label": label,
             "summary": f"{row.gpus} {gpu_type} ({row.system}), {label}, micro-batch {row.mbs}, global batch {row.gbs} "
-                       f"x {row.seq} tokens, FP8; as published.",
-            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": 1, "etp": 1, "dp": row.dp, "fsdp": False,
+                       f"x {row.seq} tokens, {PRECISION_WORDS[row.precision]}; as published.",
+            "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": cp, "ep": ep, "etp": 1, "dp": row.dp,
+            "fsdp": bool(row.fsdp),
             "gradient_accumulation": row.gradient_accumulation, "sequence_parallel": row.tp > 1,
             "layer_split": None, "rows_per_microbatch": row.mbs, "recompute": None,
             "dispatcher": None, "mtp_layers": None,
@@ -275,7 +446,8 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                         "system": row.system, "superseded": superseded},
         "run": (f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
                 f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
-                f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}.\n"
+                f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"
+                + (_page_cells_stated(row) if row.page else "") + ".\n"
                 f"# Source: {document.url} (line {row.line}).\n"
                 "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
         "notes": "\n\n".join(notes) + "\n",
@@ -283,6 +455,34 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     derive_figures(recipe, catalog)
     return recipe
+
+
+def _page_cells_stated(row: Row) -> str:
+    """The later tables' extra columns as the row states them ("-": the table has no such column)."""
+    fsdp = "-" if row.fsdp is None else row.fsdp
+    return f", FSDP {fsdp}, EP {row.ep or '-'}, GA {row.ga or '-'}"
+
+
+def _precision_note(row: Row) -> str:
+    if row.precision == "fp8":
+        return "FP8 as the section states it, its scaling recipe not named (recorded as fp8)"
+    if row.precision == "fp8-cs":
+        return ("FP8 with per-tensor current scaling as the section states it (\"per-tensor FP8 quantization, "
+                "leveraging scaling factors computed in the current step\"): recorded as fp8-cs")
+    return f"{row.precision} as the section states it"
+
+
+def _page_note(row: Row) -> str:
+    """Where a later release's row was read: a stored rendering of the page, not a revision of a repository."""
+    alt = (f" The row gives two configurations (\"a (b)\" cells: the first as written, the second in "
+           f"parentheses); this recipe is the one with {row.variant} (its file name says which).") if row.variant else ""
+    name = ({"LLAMA3-405B": " The table names the model LLAMA3-405B: Meta released no Llama 3 405B, and NeMo's "
+             "performance script of that size is scripts/performance/llm/pretrain_llama31_405b.py, so the card is "
+             "Llama 3.1 405B's."}).get(row.model_text, "")
+    return (f"Read from a stored text rendering of NVIDIA's NeMo Framework user guide page of the {row.container} "
+            "container (docs.nvidia.com; no repository holds it: NVIDIA/NeMo's copy of the summary was deleted on "
+            "2024-12-12, commit d31653f792). The copy holds the page's beginning only; the line is its line in that "
+            "copy (tests/importer/data/nemo-docs-" + row.container + ".txt)." + alt + name)
 
 
 def _placement(row: Row, catalog: Catalog) -> str | None:
@@ -304,7 +504,14 @@ class Nemo(Source):
         return parse(text)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        return catalog_gap(catalog, row.model, SYSTEMS[row.system])
+        if gap := catalog_gap(catalog, row.model, SYSTEMS[row.system]):
+            return gap
+        arch = catalog.models[row.model].architecture
+        if (row.ep or 1) > 1 and (arch is None or arch.moe is None):
+            return f"EP {row.ep} on {row.model}, a dense model: no experts to spread"
+        if arch is not None and arch.moe is not None and row.dp % (row.ep or 1):
+            return f"EP {row.ep} does not divide the data-parallel size {row.dp}"
+        return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system].lower() / f"{row.key()}.yaml"

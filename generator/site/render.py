@@ -415,6 +415,8 @@ def methodology_numbers() -> dict[str, Any]:
         "max_failing": f"{figures.CONVERGENCE_MAX_FAILING_FRACTION * 100:g}%",
         "precisions": {name: {"label": stated.label, "at_least": at_least(stated)}
                        for name, stated in figures.PRECISIONS.items()},
+        "mamba2_terms": [{"term": term, "formula": formula} for term, formula in figures.MAMBA2_TERMS],
+        "mb_mamba_scan": f"{figures.MB_MAMBA_SCAN_FLOPS_PER_STATE}",
     }
 
 

@@ -32,6 +32,10 @@ LACKING = {
     "mtp_layers": "multi-token-prediction layers",
     "attention_sinks": "attention-sink logits",
     "linear_bias": "linear biases",
+    "hybrid_pattern": "hybrid Mamba-2 / attention / MLP / MoE blocks",
+    "mamba": "Mamba-2 mixers",
+    "mtp_pattern": "multi-token-prediction layers",
+    "mtp_repeated": "multi-token-prediction layers",
 }
 
 

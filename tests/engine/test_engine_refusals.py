@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from generator.catalog import Architecture
 from runner.engine.plan import EngineError, lacking_parts, make_plan
@@ -75,45 +74,28 @@ def test_qwen3_30b_a3b_is_refused_for_its_experts(tmp_path: Path) -> None:
     assert "mla" not in err.message
 
 
-# A Mamba-2 / attention hybrid made for this test (the shape of such a card, not a real model's figures).
-HYBRID_ARCHITECTURE = {
-    "layers": 8, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
-    "attention": {"global": {"kv_heads": 2, "head_dim": 64}}, "layer_pattern": ["global"],
-    "vocab_size": 1024, "tied_embeddings": False,
-    "mamba": {"layers": [0, 1, 2, 4, 5, 6], "state_size": 64, "heads": 8, "head_dim": 32, "conv_kernel": 4},
-}
-HYBRID_CARD = {"Hybrid-Mamba-Test": {
-    "hf_id": "openrecipes/hybrid-mamba-test", "architecture": HYBRID_ARCHITECTURE,
-    "active_params": {"count": 1, "includes_norms": False, "source": "tests/engine/test_engine_refusals.py"},
-    "source": "tests/engine/test_engine_refusals.py (a test shape, not a real model)", "date": "2026-12-04",
-}}
+def test_nemotron_3_nano_is_refused_for_its_hybrid_blocks_mamba_mixers_and_experts(tmp_path: Path) -> None:
+    """The catalog describes Mamba-2 hybrids (architecture.hybrid_pattern, architecture.mamba): the engine, which
+    builds dense decoders only, names each part it lacks."""
+    err = refusal(tmp_path, "Nemotron-3-Nano-30B-A3B")
+    for part in ("mixture-of-experts layers (routed expert MLPs) (architecture.moe)",
+                 "hybrid Mamba-2 / attention / MLP / MoE blocks (architecture.hybrid_pattern)",
+                 "Mamba-2 mixers (architecture.mamba)"):
+        assert part in err.message
 
 
-def test_a_mamba_hybrid_card_is_refused_with_the_catalog_s_reason(tmp_path: Path) -> None:
-    """The catalog has no Mamba layer: the card does not load, and the plan says why the model has no card rather
-    than only that it is missing."""
-    err = refusal(tmp_path, "Hybrid-Mamba-Test", HYBRID_CARD)
-    assert err.message.startswith("'Hybrid-Mamba-Test' is not in catalog/models/; ")
-    assert "catalog/models/extra.yaml:" in err.message and "Hybrid-Mamba-Test.architecture.mamba" in err.message
-
-
-class Mamba(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    layers: list[int]
-    state_size: int
-    heads: int
-    head_dim: int
-    conv_kernel: int
-
-
-def test_a_mamba_field_the_catalog_may_gain_is_refused_until_the_engine_builds_it() -> None:
-    """A card whose architecture carries Mamba layers, as it would once the catalog describes them: an
-    architecture field the engine does not name as built is a part it lacks."""
-    hybrid = create_model("HybridArchitecture", __base__=Architecture,
-                          mamba=(Mamba | None, Field(default=None, description="Mamba-2 mixer layers.")))
-    arch = hybrid.model_validate(HYBRID_ARCHITECTURE)
-    assert lacking_parts(arch) == ["mamba (architecture.mamba)"]
-    assert lacking_parts(hybrid.model_validate({**HYBRID_ARCHITECTURE, "mamba": None})) == []
+def test_a_dense_hybrid_is_refused_for_its_mamba_mixers_alone() -> None:
+    """A hybrid without experts (Mamba-2 and attention blocks, Nemotron-H style): its pattern and its mixers are what
+    the engine lacks, and without them the same architecture is a plain decoder."""
+    hybrid = {"layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
+              "attention": {"global": {"kv_heads": 2, "head_dim": 64}}, "layer_pattern": ["global"],
+              "vocab_size": 1024, "tied_embeddings": False, "hybrid_pattern": "M-*-",
+              "mamba": {"heads": 8, "head_dim": 64, "state_size": 64, "groups": 1, "conv_kernel": 4}}
+    assert lacking_parts(Architecture.model_validate(hybrid)) == [
+        "hybrid Mamba-2 / attention / MLP / MoE blocks (architecture.hybrid_pattern)",
+        "Mamba-2 mixers (architecture.mamba)"]
+    dense = {k: v for k, v in hybrid.items() if k not in ("hybrid_pattern", "mamba")}
+    assert lacking_parts(Architecture.model_validate(dense)) == []
 
 
 def test_every_field_of_every_card_is_built_or_refused() -> None:

@@ -28,10 +28,10 @@ def _by_prefix(prefix: str) -> dict[str, dict]:
 
 
 def test_recompute_is_null_where_the_source_is_silent() -> None:
-    """Megatron-Bridge, AutoModel and the playbook state no recompute: 236 + 13 + 1,721 recipes. torchtitan's
+    """Megatron-Bridge, AutoModel and the playbook state no recompute: 287 + 13 + 1,721 recipes. torchtitan's
     captions and llm-foundry's table state activation checkpointing: stated there (torchtitan's one H200 setup read
     from the train config is listed as inferred)."""
-    silent = {"mb-": 236, "automodel-": 13, "pb-": 1721}
+    silent = {"mb-": 287, "automodel-": 13, "pb-": 1721}
     for prefix, count in silent.items():
         recipes = _by_prefix(prefix)
         assert len(recipes) == count, prefix
@@ -42,7 +42,7 @@ def test_recompute_is_null_where_the_source_is_silent() -> None:
 
 def test_training_is_written_where_the_section_states_it() -> None:
     mb = Counter(r["workload"].get("training") for r in _by_prefix("mb-").values())
-    assert mb == {"pre-training": 226, "sft": 5, "lora": 5}
+    assert mb == {"pre-training": 277, "sft": 5, "lora": 5}
     automodel = Counter(r["workload"].get("training") for r in _by_prefix("automodel-").values())
     assert automodel == {"pre-training": 7, "lora": 6}
     # The playbook's figure, torchtitan's benchmarks and llm-foundry's table do not name the kind: not stated.
