@@ -1,28 +1,58 @@
-"""Shared by the whole suite: the check cache kept apart per process, and the committed registry loaded and rendered
-once per test process (a whole-registry render takes seconds; several tests read it).
+"""Shared by the whole suite: the check cache kept apart per process, the committed registry loaded once per test
+process and its pages rendered once per run (a whole-registry render takes seconds; several tests read it), and the
+order the test files start in.
 
 Markers (pyproject.toml): `slow`, `browser`, `cluster`. The quick subset is `-m "not slow and not browser and not
 cluster"`; CI runs everything. Under pytest-xdist (`-n`), each worker is its own process: session fixtures here run
-once per worker (the README's `--dist loadfile` keeps a file on one worker), and tests/site/conftest.py builds the committed site
-once per run under a file lock.
+once per worker (the README's `--dist loadfile` keeps a file on one worker), except that the committed pages are
+rendered once per run under a file lock, as tests/site/conftest.py builds the committed site.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from suitehelpers import ROOT, export_committed
+from suitehelpers import ROOT, export_committed, file_lock, run_folder
 
 if TYPE_CHECKING:
     from generator.registry import Registry
     from generator.site.render import Page
 
 
+# The files that take longest (a per-test profile on 2 cores, `--durations`), longest first. Under `--dist loadfile`
+# a file runs whole on one worker, so a long file that starts last ends the run alone; started first, the short files
+# fill the other worker meanwhile. The committed site's build (under a file lock) is the first browser file's, and
+# the engine's multi-process file starts beside it on the other worker, not another file that would wait on the lock.
+LONGEST_FIRST = (
+    "tests/site/test_site_committed_browser.py",
+    "tests/engine/test_engine_parallel.py",
+    "tests/runner/test_faults_commit.py",
+    "tests/runner/test_installs.py",
+    "tests/site/test_site_planner_browser.py",
+    "tests/test_fuzz_check.py",
+    "tests/engine/test_fw_streams.py",
+    "tests/site/test_site_scale_browser.py",
+    "tests/runner/test_cluster_slurm.py",
+    "tests/engine/test_engine_cpu.py",
+    "tests/engine/test_engine_kernels.py",
+    "tests/importer/test_llm_foundry.py",
+    "tests/site/test_site_build.py",
+    "tests/site/test_site_rowdata.py",
+    "tests/importer/test_playbook_markers.py",
+    "tests/runner/test_cluster_rendezvous.py",
+    "tests/check/test_check_parallel.py",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist orders files by their number of tests unless told not to; the order of LONGEST_FIRST is better.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     # The check cache lives in the user's cache folder; tests keep theirs apart (subprocesses inherit it).
     if "OPENRECIPES_CACHE_DIR" not in os.environ:
         os.environ["OPENRECIPES_CACHE_DIR"] = tempfile.mkdtemp(prefix="openrecipes-test-cache-")
@@ -53,8 +83,31 @@ def committed(committed_copy: Path) -> Registry:
 
 
 @pytest.fixture(scope="session")
-def committed_pages(committed: Registry) -> dict[str, Page]:
-    """Every page of the committed registry's site as the renderer writes it (no mkdocs), rendered once per process."""
+def committed_pages(committed: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
+    """Every page of the committed registry's site as the renderer writes it (no mkdocs), rendered once per run: the
+    first test process renders it (seconds) and leaves it pickled in the run's folder under a file lock; the other
+    xdist workers read that (a fraction of a second)."""
     from generator.site import render_site
 
-    return render_site(committed)
+    shared = run_folder(tmp_path_factory)
+    pickled = shared / "committed-pages.pickle"
+    with file_lock(shared / "committed-pages.lock"):
+        if pickled.exists():
+            return pickle.loads(pickled.read_bytes())  # written by this run, below
+        pages = render_site(committed)
+        pickled.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+    return pages
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The LONGEST_FIRST files first, in that order; then the others, those of more tests first (what pytest-xdist
+    would do), each file's tests in their own order."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[_file_of(item)] = counts.get(_file_of(item), 0) + 1
+    items.sort(key=lambda item: (rank.get(_file_of(item), len(rank)), -counts[_file_of(item)], _file_of(item)))
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]

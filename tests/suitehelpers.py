@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import yaml
 
 if TYPE_CHECKING:
     from generator.problems import Problem
@@ -31,6 +32,12 @@ def export_committed(dest: Path) -> Path:
                              check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
+
+
+def read_yaml(path: Path) -> object:
+    """A YAML file as plain data, through libyaml's parser where PyYAML has it (as generator/load.py reads recipes):
+    the same data as yaml.safe_load, several times faster over the 2,000-odd committed recipes."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:

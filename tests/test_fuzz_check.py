@@ -59,11 +59,17 @@ SAMPLE = (
     "recipes/llama-3.1-405b/h100/mb-26.02-dgx-h100-1024gpu-fp8-cs.yaml",
 )
 SAMPLE_TEXT = {rel: (ROOT / rel).read_text(encoding="utf-8") for rel in SAMPLE}
+_SAMPLE_DATA = {rel: yaml.safe_load(text) for rel, text in SAMPLE_TEXT.items()}  # parsed once, not per example
 SCHEMA = yaml.safe_load((ROOT / "schema/recipe.schema.yaml").read_text(encoding="utf-8"))
 GPUS = yaml.safe_load((ROOT / "catalog/gpus.yaml").read_text(encoding="utf-8"))
 
 SCALE = float(os.environ.get("OPENRECIPES_FUZZ_SCALE", "1"))
 HARD_DEADLINE_S = 20.0  # one check of one recipe takes milliseconds; anything near this is a hang
+
+
+def sample_data(rel: str) -> Any:
+    """A sample recipe as data (yaml.safe_load of its text), a copy of its own to change."""
+    return copy.deepcopy(_SAMPLE_DATA[rel])
 
 
 def fuzz_settings(examples: int) -> settings:
@@ -387,7 +393,7 @@ def dump(data: Any) -> bytes:
 def data_mutant(draw: st.DrawFn, family: str) -> tuple[Mutant, tuple[str | int, ...]]:
     """A recipe changed in one place, re-dumped; returns the changed path too."""
     rel = draw(st.sampled_from(SAMPLE))
-    data = copy.deepcopy(yaml.safe_load(SAMPLE_TEXT[rel]))
+    data = sample_data(rel)
     paths = list(data_paths(data))
     if family == "types":
         path = draw(st.sampled_from([p for p, _ in paths if p]))
@@ -497,7 +503,7 @@ def test_data_mutants_get_problems_not_tracebacks(registry: Path, family: str) -
 
 def oracle_mfu(rel: str) -> float:
     """6 x N x tokens/s / peak: the precision's peak for a reported row, BF16 for a measured one (methodology)."""
-    data = yaml.safe_load(SAMPLE_TEXT[rel])
+    data = sample_data(rel)
     res = data["result"]
     family = {"bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8-cs": "fp8", "fp8-mx": "fp8", "fp8-ds": "fp8",
               "nvfp4": "fp4"}[data["workload"]["precision"]] if data["status"] == "reported" else "bf16"
@@ -505,12 +511,12 @@ def oracle_mfu(rel: str) -> float:
     return 6 * res["active_params"]["count"] * res["tokens_per_s_per_gpu"] / peak
 
 
-WITH_MFU = [rel for rel in SAMPLE if yaml.safe_load(SAMPLE_TEXT[rel])["result"].get("mfu") is not None]
+WITH_MFU = [rel for rel in SAMPLE if sample_data(rel)["result"].get("mfu") is not None]
 
 
 def test_the_oracle_agrees_with_the_committed_figures() -> None:
     for rel in WITH_MFU:
-        stated = yaml.safe_load(SAMPLE_TEXT[rel])["result"]["mfu"]
+        stated = sample_data(rel)["result"]["mfu"]
         assert abs(oracle_mfu(rel) - stated) < 5e-5, (rel, oracle_mfu(rel), stated)
 
 
@@ -534,7 +540,7 @@ def test_a_stated_mfu_off_the_formula_is_reported(registry: Path, rel: str, mfu:
 @fuzz_settings(150)
 @given(rel=st.sampled_from(SAMPLE), count=st.integers(1, 100_000))
 def test_a_gpu_count_the_layout_does_not_give_is_reported(registry: Path, rel: str, count: int) -> None:
-    data = yaml.safe_load(SAMPLE_TEXT[rel])
+    data = sample_data(rel)
     lay = data["layout"]
     product = lay["tp"] * lay["pp"] * lay.get("cp", 1) * lay["dp"]
     problems = check_mutant(registry, rel, splice(SAMPLE_TEXT[rel], span_at(rel, "gpu", "count"), str(count))
@@ -546,14 +552,14 @@ def test_a_gpu_count_the_layout_does_not_give_is_reported(registry: Path, rel: s
         assert not problems, problems
 
 
-WITH_WINDOW = [rel for rel in SAMPLE if yaml.safe_load(SAMPLE_TEXT[rel])["result"].get("window_tokens")]
+WITH_WINDOW = [rel for rel in SAMPLE if sample_data(rel)["result"].get("window_tokens")]
 
 
 @fuzz_settings(100)
 @given(rel=st.sampled_from(WITH_WINDOW), global_batch=st.integers(1, 1 << 20))
 def test_a_global_batch_that_changes_the_window_tokens_is_reported(registry: Path, rel: str,
                                                                     global_batch: int) -> None:
-    data = yaml.safe_load(SAMPLE_TEXT[rel])
+    data = sample_data(rel)
     first, last = data["result"]["window"]
     implied = (last - first + 1) * global_batch * data["workload"]["row_tokens"]
     problems = check_mutant(registry, rel, splice(SAMPLE_TEXT[rel], span_at(rel, "workload", "global_batch"),

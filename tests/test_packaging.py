@@ -11,6 +11,7 @@ which only its own site folder's .pth files activate). About 20 s.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -49,7 +50,9 @@ print(render_card(environment(), loaded, registry))
 
 
 def _run(cmd: list[str], cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # Without PYTHONPATH: a checkout on it (the engineers' `export PYTHONPATH=$PWD`) would shadow the installed wheel.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def _source_copy(dest: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.check import check_tree
+from generator.check import CheckRun, check_tree
 
 pytestmark = pytest.mark.slow
 
@@ -33,8 +33,13 @@ def busy_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_workers_report_exactly_what_one_process_reports(busy_registry: Path) -> None:
-    alone = check_tree(busy_registry, use_cache=False, jobs=1)
+@pytest.fixture(scope="module")
+def alone(busy_registry: Path) -> CheckRun:
+    """The registry checked in this process, without the cache: what every other way of checking must report."""
+    return check_tree(busy_registry, use_cache=False, jobs=1)
+
+
+def test_workers_report_exactly_what_one_process_reports(busy_registry: Path, alone: CheckRun) -> None:
     pooled = check_tree(busy_registry, use_cache=False, jobs=2)
     assert alone.files == pooled.files > 230
     assert pooled.problems == alone.problems
@@ -42,8 +47,9 @@ def test_workers_report_exactly_what_one_process_reports(busy_registry: Path) ->
     assert any("duplicate recipe id" in p.message for p in alone.problems)
 
 
-def test_a_warm_run_after_a_pooled_cold_run_reports_the_same(busy_registry: Path, tmp_path: Path) -> None:
+def test_a_warm_run_after_a_pooled_cold_run_reports_the_same(busy_registry: Path, alone: CheckRun,
+                                                             tmp_path: Path) -> None:
     cold = check_tree(busy_registry, use_cache=True, cache_folder=tmp_path, jobs=2)
     warm = check_tree(busy_registry, use_cache=True, cache_folder=tmp_path, jobs=2)
-    assert warm.problems == cold.problems == check_tree(busy_registry, use_cache=False, jobs=1).problems
+    assert warm.problems == cold.problems == alone.problems
     assert not cold.warnings and not warm.warnings

@@ -4,15 +4,12 @@ says why none exists (`unpriced`); a recipe without $/1M is on such a GPU, or on
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
-from generator.registry import load_registry
-
-ROOT = Path(__file__).resolve().parents[2]
+from generator.registry import Registry
 
 
-def test_every_gpu_type_in_the_registry_is_priced_or_says_why_not() -> None:
-    registry = load_registry(ROOT)
+def test_every_gpu_type_in_the_registry_is_priced_or_says_why_not(committed: Registry) -> None:
+    registry = committed
     priced = {inst.gpu_type for inst in registry.catalog.instances.values()}
     used = {loaded.recipe.gpu.type for loaded in registry.recipes}
     for gpu in used:
@@ -22,12 +19,12 @@ def test_every_gpu_type_in_the_registry_is_priced_or_says_why_not() -> None:
         "GB300", "H100-96GB", "H200-NVL", "MI300X", "MI325X", "MI350X", "MI355X"]
 
 
-def test_recipes_without_a_price_are_on_an_unpriced_gpu() -> None:
+def test_recipes_without_a_price_are_on_an_unpriced_gpu(committed: Registry) -> None:
     """A recipe has its $/1M exactly when its GPU is priced and an instance of its node size exists (A100 at
     p4de/p4d, 1-GPU H100 at p5.4xlarge, L40S at g6e.12xlarge/g6e.48xlarge); the rest are on the GB300, H100-96GB
     H200 NVL and AMD Instinct GPUs (each says why no price exists) or, like four 4-GPU H100 MLPerf submissions (the
     fourth: Fujitsu's v4.1 GX2560M7), on a node size no catalog instance has."""
-    registry = load_registry(ROOT)
+    registry = committed
     unpriced: Counter[str] = Counter()
     for loaded in registry.recipes:
         gpu = loaded.recipe.gpu

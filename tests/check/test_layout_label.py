@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generator.check.layout import label_statements
-from generator.registry import load_registry
+from generator.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,9 +34,9 @@ def test_statements_of_a_label(label: str, stated: list[tuple[str, int | bool]])
 
 
 @pytest.mark.slow
-def test_every_committed_label_states_its_layout() -> None:
+def test_every_committed_label_states_its_layout(committed: Registry) -> None:
     """No committed label is prose the parser skips: each states TP, PP and DP, and agrees with its fields."""
-    registry = load_registry(ROOT)
+    registry = committed
     assert len(registry.recipes) >= 95
     for loaded in registry.recipes:
         lay = loaded.recipe.layout

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.importers import megatron_bridge as mb
-from generator.registry import load_catalog, load_registry
+from generator.registry import Registry, load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests/importer/data"
@@ -55,9 +55,9 @@ def test_importer_records_the_statement_on_exactly_the_contradicting_rows(docume
 
 
 @pytest.mark.slow
-def test_committed_recipes_state_exactly_the_contradicting_ga() -> None:
+def test_committed_recipes_state_exactly_the_contradicting_ga(committed: Registry) -> None:
     found = {}
-    for loaded in load_registry(ROOT).recipes:
+    for loaded in committed.recipes:
         r = loaded.recipe
         lay = r.layout
         contradicts = lay.gradient_accumulation is not None and \

@@ -53,6 +53,21 @@ def tmp_root(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def _imported_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("foundry-imported")
+    shutil.copytree(ROOT / "catalog", root / "catalog")
+    (root / "recipes").mkdir()
+    run_source(SOURCE, root, DOCUMENT, SOURCE_DOC, dry_run=False)
+    return root
+
+
+@pytest.fixture
+def imported(_imported_once: Path, tmp_path: Path) -> Path:
+    """A registry of the catalog and the document's import, a copy of its own (the import runs once per module)."""
+    return Path(shutil.copytree(_imported_once, tmp_path / "imported"))
+
+
 def test_every_row_is_imported_or_skipped_with_its_line() -> None:
     text = DOCUMENT.read_text(encoding="utf-8")
     parsed = SOURCE.parse(text)
@@ -128,20 +143,18 @@ def _check_one(tmp_root: Path, rel: str, edit: tuple[str, str]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_check_holds_the_published_figure_to_the_convention(tmp_root: Path) -> None:
-    run_source(SOURCE, tmp_root, DOCUMENT, SOURCE_DOC, dry_run=False)
+def test_check_holds_the_published_figure_to_the_convention(imported: Path) -> None:
     rel = "recipes/mpt-70b/h100/foundry-bf16-s2048-512gpu-gbs4096.yaml"
-    problems = _check_one(tmp_root, rel, ("published_model_tflops_per_gpu: 408.0", "published_model_tflops_per_gpu: 418.0"))
+    problems = _check_one(imported, rel, ("published_model_tflops_per_gpu: 408.0", "published_model_tflops_per_gpu: 418.0"))
     assert len(problems) == 1 and "published_model_tflops_convention" in problems[0]
 
 
 @pytest.mark.slow
-def test_check_without_the_convention_flags_the_count(tmp_root: Path) -> None:
+def test_check_without_the_convention_flags_the_count(imported: Path) -> None:
     """Megatron's count (causal attention, matrices only) does not reproduce llm-foundry's figure: the convention is
     what makes it agree, not a tolerance."""
-    run_source(SOURCE, tmp_root, DOCUMENT, SOURCE_DOC, dry_run=False)
     rel = "recipes/mpt-7b/h100/foundry-bf16-s65536-8gpu-gbs16.yaml"
-    problems = _check_one(tmp_root, rel, ("    six_n_params: 6918905856\n", ""))
+    problems = _check_one(imported, rel, ("    six_n_params: 6918905856\n", ""))
     assert len(problems) == 1 and "from the published 282" in problems[0]
 
 

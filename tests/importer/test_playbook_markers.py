@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
+from suitehelpers import read_yaml
 
 from generator.importers import playbook as pb
 
@@ -86,7 +87,7 @@ def test_the_recipes_of_a_cell_are_its_circles() -> None:
     """The committed recipes of each (model, GPU count) are as many as the cell's circles less the repeats merged."""
     per_cell: dict[tuple[str, int], int] = defaultdict(int)
     for path in ROOT.glob("recipes/playbook-llama-*/h100/pb-*.yaml"):
-        recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+        recipe = read_yaml(path)
         per_cell[(recipe["model"], recipe["gpu"]["count"])] += 1
     for cell, entries in entries_by_cell().items():
         trace = traces()[cell]

@@ -8,7 +8,7 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from suitehelpers import read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def reported() -> dict[str, dict]:
     out = {}
     for path in sorted(ROOT.glob("recipes/*/*/*.yaml")):
-        recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+        recipe = read_yaml(path)
         if recipe["status"] == "reported":
             out[str(path.relative_to(ROOT))] = recipe
     return out

@@ -185,10 +185,12 @@ def site_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the README's site install of this checkout (`pip install -e .`), from the configured
     package index: the base dependencies of pyproject.toml and nothing of the runner extra."""
     venv = tmp_path_factory.mktemp("site-install") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=INSTALL_TIMEOUT_S, env=_clean_env())
+    # No pip of its own (ensurepip takes seconds): this process's pip installs into it (`pip --python`).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=INSTALL_TIMEOUT_S,
+                   env=_clean_env())
     python = venv / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(ROOT)], capture_output=True, text=True,
-                          timeout=INSTALL_TIMEOUT_S, env=_clean_env())
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-e", str(ROOT)],
+                          capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=_clean_env())
     assert done.returncode == 0, f"pip install -e {ROOT} failed:\n{done.stdout}\n{done.stderr}"
     return python  # pytest removes its old temporary folders itself (removing a venv here took 40 s on a busy disk)
 

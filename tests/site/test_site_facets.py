@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitehelpers import ROOT, make_registry, synthetic
+from sitehelpers import make_registry, synthetic
 
-from generator.registry import load_registry
+from generator.registry import Registry, load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
 
@@ -69,8 +69,8 @@ def test_formatting_of_sizes() -> None:
     assert fmt.sequence(8192) == "8k" and fmt.sequence(4000) == "4,000"
 
 
-def test_moe_params_say_active_of_total() -> None:
-    registry = load_registry(ROOT)
+def test_moe_params_say_active_of_total(committed: Registry) -> None:
+    registry = committed
     moe = next(x for x in registry.recipes if x.recipe.model == "Qwen3-30B-A3B")
     cell = views.params_cell(moe, registry.catalog)
     total = registry.catalog.models["Qwen3-30B-A3B"].total_params

@@ -238,21 +238,29 @@ AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{R
              "methodology/", f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&{PLAN}"]
 
 
-@pytest.mark.parametrize(("width", "scheme"), [(1400, "light"), (390, "light"), (1400, "dark"), (390, "dark")])
-def test_axe_no_serious_violations_with_every_panel_open(browser, small, width: int, scheme: str) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_no_serious_violations_with_every_panel_open(browser, small, scheme: str) -> None:  # noqa: ANN001
+    """Each page loaded once per colour scheme, checked at 390 px, then widened to 1400 px and checked again (the narrow
+    width loads first: the page's scripts decide at load which overflowing tables get a tab stop)."""
     base, _ = small
-    context = browser.new_context(base_url=base, viewport={"width": width, "height": 900}, color_scheme=scheme)
+    context = browser.new_context(base_url=base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
     page = context.new_page()
     page.watch = Watch(base)
     page.watch.attach(context, page)
     found = []
     for url in AXE_PAGES:
+        page.set_viewport_size({"width": 390, "height": 900})
         page.goto(url)
         page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
         page.wait_for_timeout(100)
         page.add_script_tag(path=str(AXE))
-        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-        found += [(url or "home", v["id"], v["impact"], len(v["nodes"]), [n["target"] for n in v["nodes"][:3]])
-                  for v in result["violations"] if v["impact"] in ("serious", "critical")]
+        for width in (390, 1400):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(100)  # the layout at the new width, then the end of its CSS transitions
+            page.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
+            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            found += [(url or "home", width, v["id"], v["impact"], len(v["nodes"]),
+                       [n["target"] for n in v["nodes"][:3]])
+                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
     assert found == [], found
     _done(context, page)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.load import LoadedRecipe
-from generator.registry import Registry, load_registry
+from generator.registry import Registry
 from generator.site import views
 
 pytestmark = pytest.mark.slow
@@ -25,8 +25,8 @@ TORCHTITAN = "llama-3.1-405b/h100-96gb/titan-9dec370-t5-interleaved-1f1b"
 
 
 @pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry(ROOT)
+def registry(committed: Registry) -> Registry:
+    return committed
 
 
 def _recipe(registry: Registry, rid: str) -> LoadedRecipe:
