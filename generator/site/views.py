@@ -278,6 +278,10 @@ _BRACKET = re.compile(r"\[([^\]]*)\](?:\s*x\s*(\d+))?")
 _BRACKET_DECODERS = re.compile(r"(\d+) decoder")
 _COUNT_LIST = re.compile(r"virtual stages[^:]*:\s*(\d+) layers, then ((?:\d+, )*\d+), then (\d+)")
 _HOLDS = (("embedding", "embedding"), ("mtp", "MTP"), ("loss", "loss"))
+# MLPerf's asymmetric split (ASYM_PP_EMBED / ASYM_PP_LOSS), as the importer words it: "(126 + 2) / (8 x 8) = 2 per
+# virtual stage, the first holding 1 decoder layer(s) and the embedding, the last 1 and the loss".
+_EVEN_BUT_ENDS = re.compile(r"/ \((\d+) x (\d+)\) = (\d+) per virtual stage, the first holding (\d+) decoder layer\(s\)"
+                            r" and the embedding, the last (\d+) and the loss")
 
 
 def _stated_virtual_stages(text: str) -> list[VirtualStage] | None:
@@ -295,6 +299,11 @@ def _stated_virtual_stages(text: str) -> list[VirtualStage] | None:
     if counts:
         middle = [int(n) for n in counts.group(2).split(", ")]
         return [VirtualStage(n) for n in (int(counts.group(1)), *middle, int(counts.group(3)))]
+    ends = _EVEN_BUT_ENDS.search(" ".join(text.split()))
+    if ends:
+        stages, per, first, last = int(ends.group(1)) * int(ends.group(2)), *map(int, ends.group(3, 4, 5))
+        return ([VirtualStage(first, ("embedding",))] + [VirtualStage(per)] * (stages - 2)
+                + [VirtualStage(last, ("loss",))])
     return None
 
 
@@ -1015,7 +1024,10 @@ def _qualifier(loaded: LoadedRecipe) -> str:
 
 def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | None:
     """Published layouts of one model across releases (columns) and systems (rows), with the change per release."""
-    published = [x for x in recipes if x.recipe.publication is not None and x.recipe.publication.release]
+    # A release that names no version ("unstated") has no place in the order; a row is one publisher's line of one
+    # like group (a change between two publishers' figures, or between LoRA and pre-training, says nothing).
+    published = [x for x in recipes if x.recipe.publication is not None and x.recipe.publication.release
+                 and re.search(r"\d", x.recipe.publication.release)]
     if not published:
         return None
     releases = sorted({x.recipe.publication.release for x in published}, key=_release_order)  # type: ignore[union-attr]
@@ -1023,7 +1035,9 @@ def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | N
     for loaded in published:
         r = loaded.recipe
         pub = r.publication
-        key = (r.gpu.type, r.gpu.count, pub.system or r.gpu.type, r.workload.precision.value, _qualifier(loaded))
+        kind = like(loaded).kind
+        qualifier = ", ".join(q for q in (_qualifier(loaded), "" if kind == "pre-training" else kind) if q)
+        key = (r.gpu.type, r.gpu.count, pub.system or r.author.name, r.workload.precision.value, qualifier)
         groups.setdefault(key, {}).setdefault(pub.release, []).append(loaded)
     rows = []
     for key in sorted(groups, key=lambda k: (k[0].lower(), k[1], k[3], k[4])):

@@ -62,13 +62,14 @@ def test_no_like_group_mixes_time_to_train_with_steady_state(committed) -> None:
         assert {_ttt(x) for x in members} == {group.time_to_train}, group.text
         assert group.text.endswith(views.THROUGHPUT_TIME_TO_TRAIN if group.time_to_train
                                    else views.THROUGHPUT_STEADY), group.text
-    # the 159 MLPerf recipes, every one a time to train with evaluation included
-    assert sum(len(m) for g, m in groups if g.time_to_train) == sum(_ttt(x) for x in committed.recipes) == 159
+    # the 237 MLPerf recipes (v3.0-v5.1), every one a time to train with evaluation included
+    assert sum(len(m) for g, m in groups if g.time_to_train) == sum(_ttt(x) for x in committed.recipes) == 237
 
 
 def test_home_page_llama_2_70b_lora_fp8_is_two_lines(committed, committed_pages) -> None:  # noqa: ANN001
-    """Llama-2-70B LoRA FP8: NeMo 24.07's one steady-state row on 8 H100 (2,621 tokens/s at 4,096 tokens) and the 113
-    MLPerf rows (B200 19, B300 3, GB200 12, GB300 4, H100 25, H200 24, L40S 2, MI300X 11, MI325X 8, MI350X 1, MI355X 4)
+    """Llama-2-70B LoRA FP8: NeMo 24.07's one steady-state row on 8 H100 (2,621 tokens/s at 4,096 tokens) and the 150
+    MLPerf rows (B200 27, B300 4, GB200 12, GB300 4, H100 42, H200 29, H200-NVL 2, L40S 2, MI300X 11, MI325X 12,
+    MI350X 1, MI355X 4)
     are two lines, each naming its throughput; the MLPerf line's best carries the TTT label."""
     content = committed_pages["index.md"].content
     table = content.split('<table class="or-best">', 1)[1].split("</table>", 1)[0]
@@ -77,7 +78,7 @@ def test_home_page_llama_2_70b_lora_fp8_is_two_lines(committed, committed_pages)
     steady, steady_html = lines[("Llama-2-70B", "LoRA", "FP8", views.THROUGHPUT_STEADY)]
     timed, timed_html = lines[("Llama-2-70B", "LoRA", "FP8", views.THROUGHPUT_TIME_TO_TRAIN)]
     assert steady[4] == "1" and steady[5] == "2,621" and NEMO_LORA in steady_html
-    assert timed[4] == "113" and timed[5].endswith(" " + views.TTT_LABEL) and NEMO_LORA not in timed_html
+    assert timed[4] == "150" and timed[5].endswith(" " + views.TTT_LABEL) and NEMO_LORA not in timed_html
     expected = max((x for x in committed.recipes if x.recipe.model == "Llama-2-70B" and _ttt(x)
                     and x.recipe.workload.precision.value == "fp8"), key=lambda x: x.recipe.result.tokens_per_s_per_gpu)
     assert f'title="{expected.id}"' in timed_html
@@ -146,7 +147,7 @@ def test_planner_rows_rank_mlperf_apart_from_nemo(committed, committed_pages) ->
     group_of = {row["id"]: row["group"] for row in plan}
     assert group_of[NEMO_LORA] == "LoRA, FP8, steady-state"
     mlperf_h100 = [row for row in plan if row["gpu_type"] == "H100" and _ttt(by_id[row["id"]])]
-    assert len(mlperf_h100) == 26  # 25 FP8 and 1 BF16 (the Llama-2-70B H100 MLPerf rows)
+    assert len(mlperf_h100) == 43  # 42 FP8 and 1 BF16 (the Llama-2-70B H100 MLPerf rows)
     assert {row["group"] for row in mlperf_h100} == {"LoRA, FP8, time to train, evaluation included",
                                                      "LoRA, BF16, time to train, evaluation included"}
 
