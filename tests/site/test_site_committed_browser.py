@@ -496,7 +496,7 @@ def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001
 
 OWN_PRICES = {"A100": 1.79, "A100-40GB": 1.29, "H100-96GB": 3.15, "B200": 5.25, "B300": 6.1, "GB200": 7.3,
               "GB300": 8.45, "H100": 2.99, "H200": 3.77, "L40S": 1.25, "MI300X": 2.6, "MI325X": 2.85, "MI350X": 3.4,
-              "MI355X": 3.9}
+              "MI355X": 3.9, "H200-NVL": 3.5}
 
 
 def _catalog_price(registry, gpu_type: str) -> float | None:  # noqa: ANN001
