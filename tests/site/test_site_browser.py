@@ -96,7 +96,7 @@ def test_gpu_filter_narrows_the_table(page) -> None:  # noqa: ANN001
 def test_filters_survive_instant_navigation(page) -> None:  # noqa: ANN001
     page.goto(REF)
     page.locator(".md-tabs a", has_text="All recipes").first.click()  # the tabs: data pages hide the sidebar
-    page.wait_for_selector("#or-recipes")
+    page.wait_for_selector("#or-recipes[data-or-ready]")  # its script's set-up done (main.js), not only swapped in
     page.select_option("select[data-or-filter=gpu_type]", "H200")
     assert page.locator("#or-recipes tbody tr:not([hidden])").count() == 1
 

@@ -58,6 +58,9 @@ function init() {
   // had a query string; should a step above throw, its 8 s timer shows the table).
   var html = document.documentElement;
   if (html.classList.contains("or-view-pending")) html.classList.remove("or-view-pending");
+  // Every table's filters, sort and prices listen from here on (a page swapped in by instant navigation shows its
+  // table before this runs): what a script or a test may wait for.
+  document.querySelectorAll("table.or-sortable").forEach(function (table) { table.setAttribute("data-or-ready", ""); });
 }
 
 if (typeof document$ !== "undefined" && document$.subscribe) {

@@ -8,7 +8,7 @@
    compare tick and its prices while out of view (priceRow brings it up to the prices in force as it comes in). The
    browser's find-in-page sees only the rows in the body (the page says so); the text filter searches them all. */
 import { putAway } from "./table.js";
-import { priceRow } from "./prices.js";
+import { priceRow, flushPrices } from "./prices.js";
 import { build } from "./packed.js";
 
 // Rows kept in the body past each edge of the viewport: a Tab from the last row on screen, or a short scroll, lands
@@ -38,8 +38,10 @@ export function isSpacer(row) {
 }
 
 // The rows the table shows, in its order, whether in the window or out of it (the browser tests' way to read a
-// windowed table; read-only: moving these rows is the table's business).
+// windowed table; read-only: moving these rows is the table's business). Each at the prices in force: a reprice still
+// running a slice a task (prices.js repriceLater) is finished first, as the CSV and a sort do.
 export function shownRows(table) {
+  flushPrices(table);
   if (isWindowed(table)) {
     build(table.orWindow.list);  // packed.js: a row not built yet has no cells to read
     return table.orWindow.list.slice();
