@@ -177,7 +177,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "env_script": views.env_script(loaded),
         "results": views.result_rows(loaded, cat),
         "time_to_train": views.time_to_train(loaded),
-        "layout": views.layout_rows(loaded),
+        "layout": views.layout_rows(loaded, cat),
         "stages": views.pipeline_stages(loaded, cat),
         "vpp": r.layout.vpp,
         "stack": views._field_rows(r.stack, fmt.STACK_LABELS),

@@ -415,7 +415,7 @@ def _recompute_text(rc: Recompute | None) -> str:
     return text
 
 
-def layout_rows(loaded: LoadedRecipe) -> list[tuple[str, str]]:
+def layout_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
     lay = loaded.recipe.layout
     rows = [("Label", lay.label), ("Tensor parallel (TP)", str(lay.tp)), ("Pipeline parallel (PP)", str(lay.pp)),
             ("Virtual pipeline chunks (VPP)", str(lay.vpp)), ("Context parallel (CP)", str(lay.cp)),
@@ -430,7 +430,11 @@ def layout_rows(loaded: LoadedRecipe) -> list[tuple[str, str]]:
     if lay.offload is not None:
         rows.append(("Optimizer offload", f"{fmt.percent(lay.offload.optimizer_fraction, 0)} of the optimizer state "
                      f"on the CPU; copies {'overlapped' if lay.offload.overlap_d2h_h2d else 'not overlapped'}"))
-    rows.append(("MoE dispatcher", lay.dispatcher.value if lay.dispatcher else "none (dense model)"))
+    card = catalog.models.get(loaded.recipe.model)
+    moe = card is not None and card.architecture is not None and card.architecture.moe is not None
+    # A mixture-of-experts recipe that names no dispatcher has not stated it; only a dense model has none.
+    rows.append(("MoE dispatcher", lay.dispatcher.value if lay.dispatcher
+                 else "not stated" if moe else "none (dense model)"))
     if lay.highlights:
         rows.append(("Highlights", lay.highlights))
     return rows
@@ -879,7 +883,7 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
                                                           r.gpu.instance)),
                     ("Status", f"{r.status.value} ({status_line(loaded)})"), ("Author", r.author.name)]),
         ("Figures", [("Step-time CV", fmt.percent_value(f.cv)), ("GPU-hours", fmt.hours(r.result.gpu_hours))]),
-        ("Layout", layout_rows(loaded)),
+        ("Layout", layout_rows(loaded, catalog)),
         ("Stack", _field_rows(r.stack, fmt.STACK_LABELS)),
         ("Workload", workload_rows(loaded)["workload"]),
         ("Evidence", evidence or [("Correctness", "none")]),

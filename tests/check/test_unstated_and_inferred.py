@@ -20,7 +20,7 @@ def test_recompute_not_stated_passes_check_and_reads_not_stated(tmp_path: Path) 
     assert registry.problems == [] and check_registry(registry) == []
     loaded = registry.recipes[0]
     assert loaded.recipe.layout.recompute is None
-    assert ("Recompute", "not stated") in views.layout_rows(loaded)
+    assert ("Recompute", "not stated") in views.layout_rows(loaded, registry.catalog)
     assert [i.field for i in loaded.recipe.inferred] == ["layout.sequence_parallel", "workload.precision",
                                                          "layout.pipeline_layout"]
 
@@ -49,4 +49,20 @@ def test_recompute_stated_as_none_is_not_the_same_as_not_stated(tmp_path: Path) 
     registry = load_registry(edited_registry(tmp_path, MB_2509, [
         ("  recompute: null\n", "  recompute:\n    granularity: none\n")]))
     assert check_registry(registry) == []
-    assert ("Recompute", "none") in views.layout_rows(registry.recipes[0])
+    assert ("Recompute", "none") in views.layout_rows(registry.recipes[0], registry.catalog)
+
+
+def test_a_moe_recipe_without_a_dispatcher_has_not_stated_it(committed) -> None:  # noqa: ANN001
+    """Only a dense model has no MoE dispatcher: a mixture-of-experts recipe that names none shows "not stated"."""
+    def dispatcher(loaded) -> str:  # noqa: ANN001
+        return dict(views.layout_rows(loaded, committed.catalog))["MoE dispatcher"]
+
+    def moe(loaded) -> bool:  # noqa: ANN001
+        card = committed.catalog.models[loaded.recipe.model]
+        return card.architecture is not None and card.architecture.moe is not None
+
+    silent_moe = [x for x in committed.recipes if moe(x) and x.recipe.layout.dispatcher is None]
+    dense = [x for x in committed.recipes if not moe(x)]
+    assert silent_moe and dense
+    assert {dispatcher(x) for x in silent_moe} == {"not stated"}
+    assert {dispatcher(x) for x in dense if x.recipe.layout.dispatcher is None} == {"none (dense model)"}
