@@ -7,7 +7,7 @@
    The rows are the table's own <tr> elements (table.orRows), moved in and out of the body: a row keeps its hooks, its
    compare tick and its prices while out of view (priceRow brings it up to the prices in force as it comes in). The
    browser's find-in-page sees only the rows in the body (the page says so); the text filter searches them all. */
-import { putAway } from "./table.js";
+import { putAway, placeInOrder } from "./table.js";
 import { priceRow, flushPrices } from "./prices.js";
 import { build } from "./packed.js";
 
@@ -121,20 +121,8 @@ function render(table, w) {
   if (leaving.length) putAway(table, leaving);
   build(wanted);
   if (w.top.parentNode !== body) body.insertBefore(w.top, body.firstChild);
-  var at = w.top.nextElementSibling, run = null;
-  for (i = 0; i < wanted.length; i++) {
-    var row = wanted[i];
-    priceRow(table, row);  // a row out of the document may be behind a price or budget change
-    if (row === at) {
-      if (run) body.insertBefore(run, at);
-      run = null;
-      at = at.nextElementSibling;
-      continue;
-    }
-    if (row.hidden) row.hidden = false;
-    (run || (run = document.createDocumentFragment())).appendChild(row);
-  }
-  if (run) body.insertBefore(run, at);
+  // a row out of the document may be behind a price or budget change
+  placeInOrder(body, wanted, w.top.nextElementSibling, function (row) { priceRow(table, row); });
   if (body.lastElementChild !== w.bottom) body.appendChild(w.bottom);
   w.top.firstChild.style.height = start * w.height + "px";
   w.bottom.firstChild.style.height = (n - end) * w.height + "px";

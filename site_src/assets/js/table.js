@@ -109,6 +109,26 @@ export let OFF_SCREEN = "Rows far off screen are left out of the page until you 
   "find-in-page does not see them; the text filter searches every row.";
 
 // Rows leaving the view: hidden, into the stash or out of the document.
+// Rows into the body before `at`, in the list's order (rowwindow.js and the filters' first rows): a row already in
+// its place stays (a row moved is styled and laid out again); the others go in by runs, each run one fragment.
+// `each` (optional) sees every row first.
+export function placeInOrder(body, list, at, each) {
+  var run = null;
+  for (var i = 0; i < list.length; i++) {
+    var row = list[i];
+    if (each) each(row);
+    if (row === at) {
+      if (run) body.insertBefore(run, at);
+      run = null;
+      at = at.nextElementSibling;
+      continue;
+    }
+    if (row.hidden) row.hidden = false;
+    (run || (run = document.createDocumentFragment())).appendChild(row);
+  }
+  if (run) body.insertBefore(run, at);
+}
+
 export function putAway(table, list) {
   var fragment = document.createDocumentFragment();
   list.forEach(function (row) { row.hidden = true; if (table.orDetach) { if (row.parentNode) row.parentNode.removeChild(row); } else fragment.appendChild(row); });
@@ -362,21 +382,7 @@ export function initFilters(root) {
     // Rows into view at the top of the body, in order (the rows leaving it have left). A row already in its
     // place stays there: a row moved is styled and laid out again, so a keystroke that keeps the first rows
     // costs no row work. The others go in by runs, each run one fragment.
-    function showFirst(list) {
-      var at = body.firstElementChild, run = null;
-      for (var i = 0; i < list.length; i++) {
-        var row = list[i];
-        if (row === at) {
-          if (run) body.insertBefore(run, at);
-          run = null;
-          at = at.nextElementSibling;
-          continue;
-        }
-        if (row.hidden) row.hidden = false;
-        (run || (run = document.createDocumentFragment())).appendChild(row);
-      }
-      if (run) body.insertBefore(run, at);
-    }
+    function showFirst(list) { placeInOrder(body, list, body.firstElementChild); }
 
     // How many rows, from the top of the body, the window may show: the rows that start above its bottom, in the
     // layout of the last frame (read before any change here: no forced layout), and a margin for rows of other
