@@ -69,7 +69,7 @@ notes: null
 def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Path | None, str]:
     """Returns (path written, message); path None with the reason when nothing is written."""
     from generator import figures
-    from generator.registry import atomic_write, load_catalog
+    from generator.registry import atomic_write, load_catalog, recipe_path
 
     if not _NAME.match(name):
         return None, f"name '{name}' must be lower case letters, digits, '.', '_' or '-'"
@@ -81,7 +81,7 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
     if gpu_slug.lower() not in gpus:
         return None, f"unknown GPU '{gpu_slug}' (known: {', '.join(sorted(gpus))})"
     model, gpu = models[model_slug], gpus[gpu_slug.lower()]
-    path = root / "recipes" / model_slug / gpu.lower() / f"{name}.yaml"
+    path = recipe_path(root, model_slug, gpu, name)
     if path.exists():
         return None, f"{path.relative_to(root)} already exists"
     instance = catalog.instance_for(gpu, 8)

@@ -57,6 +57,12 @@ def find_root(start: Path) -> Path:
                        f"looked in {', '.join(str(p) for p in looked)}")
 
 
+def recipe_path(root: Path, model_slug: str, gpu_type: str, name: str) -> Path:
+    """Where a recipe lives: recipes/<model>/<gpu>/<name>.yaml (the model's card file name, the GPU type in lower
+    case); every writer of a new recipe (the importers, `new`) places it here."""
+    return root / RECIPES_DIR / model_slug / gpu_type.lower() / f"{name}.yaml"
+
+
 def is_recipe_file(path: Path) -> bool:
     return path.suffix.lower() in RECIPE_SUFFIXES
 

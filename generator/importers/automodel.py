@@ -17,6 +17,7 @@ from generator import figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
 from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
+from generator.registry import recipe_path
 
 AUTHOR = "NVIDIA NeMo AutoModel"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Automodel"
@@ -175,7 +176,7 @@ class Automodel(Source):
         return f"{' and '.join(missing)} not in the catalog" if missing else None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system][0].lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], SYSTEMS[row.system][0], row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

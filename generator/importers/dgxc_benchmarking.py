@@ -38,6 +38,7 @@ from generator.importers.base import (
     derive_figures,
     imported_result,
 )
+from generator.registry import recipe_path
 
 AUTHOR = "NVIDIA DGX Cloud Benchmarking"
 AUTHOR_URL = "https://github.com/NVIDIA/dgxc-benchmarking"
@@ -703,7 +704,7 @@ class DgxcBenchmarking(Source):
         return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / row.gpu_type.lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], row.gpu_type, row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

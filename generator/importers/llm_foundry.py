@@ -21,6 +21,7 @@ from typing import Any
 from generator import figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.registry import recipe_path
 
 REPOSITORY = "mosaicml/llm-foundry"
 DOCUMENT_PATH = "scripts/train/benchmarking/README.md"
@@ -411,7 +412,7 @@ class LlmFoundry(Source):
         return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / row.gpu_type.lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], row.gpu_type, row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 from generator import figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.registry import recipe_path
 
 RELEASE_RE = re.compile(r"^##\s+(\d+\.\d+(?:\.\d+)?)\s+NeMo Container\s*$")
 HEADING_RE = re.compile(r"^####\s+(System|Model):\s*(.+?)\s*$")
@@ -712,7 +713,7 @@ def _run(row: Row, source_url: str) -> str:
 
 def target(root: Path, catalog: Catalog, row: Row) -> Path:
     gpu_type, _ = SYSTEMS[row.system]
-    return root / "recipes" / catalog.model_slugs[row.model] / gpu_type.lower() / f"{row.key()}.yaml"
+    return recipe_path(root, catalog.model_slugs[row.model], gpu_type, row.key())
 
 
 class MegatronBridge(Source):

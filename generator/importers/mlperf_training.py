@@ -29,6 +29,7 @@ from generator.importers.base import (
     derive_figures,
     imported_result,
 )
+from generator.registry import recipe_path
 
 RULES_URL = ("https://github.com/mlcommons/training_policies/blob/d73e20f179151ce1b40dc300374f576a391f91ea/"
              "training_rules.adoc")
@@ -958,7 +959,7 @@ class MlperfTraining(Source):
         return f"{row.rel}: {gap}" if gap else None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / row.gpu.lower() / f"{row.name()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], row.gpu, row.name())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from generator.importers.base import (
     derive_figures,
     imported_result,
 )
+from generator.registry import recipe_path
 
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
@@ -514,7 +515,7 @@ class Nemo(Source):
         return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / SYSTEMS[row.system].lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], SYSTEMS[row.system], row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from typing import Any
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, imported_result, render, write
-from generator.registry import load_catalog
+from generator.registry import load_catalog, recipe_path
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
@@ -499,7 +499,7 @@ class Playbook(Source):
         return None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / GPU_TYPE.lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], GPU_TYPE, row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

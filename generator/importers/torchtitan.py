@@ -27,6 +27,7 @@ from generator.importers.base import (
     derive_figures,
     imported_result,
 )
+from generator.registry import recipe_path
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -464,7 +465,7 @@ class Torchtitan(Source):
         return catalog_gap(catalog, row.model, row.setup.gpu)
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return root / "recipes" / catalog.model_slugs[row.model] / row.setup.gpu.lower() / f"{row.key()}.yaml"
+        return recipe_path(root, catalog.model_slugs[row.model], row.setup.gpu, row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:
