@@ -632,7 +632,15 @@ def main() -> int:
                         help="only time the URL's view at first paint and sorts after \"Show all\" on built sites "
                              "(several: one after the other, e.g. the same site with the page script before and after "
                              "a change)")
+    parser.add_argument("--build-only", nargs=2, metavar=("N", "OUT"),
+                        help="only write N synthetic recipes and build their site into OUT (OUT/project, OUT/site), "
+                             "for --url-view-only and --keystrokes-only")
     args = parser.parse_args()
+    if args.build_only:
+        n, out = int(args.build_only[0]), Path(args.build_only[1])
+        write_registry(out / "project", synthetic_recipes(n))
+        print(f"{n:,} synthetic recipes built into {out / 'site'} in {build(out / 'project', out / 'site'):.1f} s")
+        return 0
     if args.url_view_only:
         query = COMMITTED_QUERY if args.committed else SYNTHETIC_QUERY
         for site in args.url_view_only:

@@ -87,9 +87,9 @@ def shoot(site: Path, out: Path, only: list[str] | None = None) -> list[str]:
                 for name, url in pages.items():
                     page.goto(url)
                     page.wait_for_load_state("networkidle")
-                    # charts drawn (a 1,846-row GPU page draws its chart after its table), rows filled
-                    page.wait_for_function("""() => typeof Chart === 'undefined' || [...document.querySelectorAll(
-                        'canvas[data-or-chart]')].every(c => Chart.getChart(c))""", timeout=10000)
+                    # charts drawn (Chart.js is fetched by a page with a chart, after its table's set-up), rows filled
+                    page.wait_for_function("""() => [...document.querySelectorAll('canvas[data-or-chart]')]
+                        .every(c => c.hasAttribute('data-or-chart-drawn'))""", timeout=10000)
                     if name in ACTIONS:
                         page.evaluate(ACTIONS[name])
                     page.wait_for_timeout(400)

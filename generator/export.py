@@ -17,7 +17,7 @@ def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.si
     for rel, page in sorted(pages.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, page.content)  # a reader never sees half a page
+        atomic_write(target, page.content, durable=False)  # a reader never sees half a page; made again on export
         written.append(target)
     return written
 

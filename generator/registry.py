@@ -244,12 +244,14 @@ def load_registry(root: Path, paths: Iterable[Path] | None = None, memo: LoadMem
 # --- writing -----------------------------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> Path:
+def atomic_write(path: Path, data: str | bytes, mode: int | None = None, *, durable: bool = True) -> Path:
     """Writes `data` to `path` so a reader (or a crash) sees the old file or the new, never half.
 
     Unique temp name in the same folder, fsync of the file, rename, fsync of the folder. The new file keeps the
     old one's permission bits (or `mode`, or 0o644). A symlink is written through to its target. Returns the
-    path actually written. Any failure removes the temp file and re-raises."""
+    path actually written. Any failure removes the temp file and re-raises. `durable=False` skips both fsyncs: for
+    files made again from others (a site's generated pages), where a reader must never see half a file but a crash
+    may lose the newest one (the fsyncs were a seventh of a whole-registry build)."""
     target = path.resolve() if path.is_symlink() else path
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if mode is None:
@@ -262,14 +264,16 @@ def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> Path
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_folder(target.parent)
+    if durable:
+        fsync_folder(target.parent)
     return target
 
 

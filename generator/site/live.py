@@ -41,7 +41,7 @@ def write_if_changed(folder: Path, rel: str, content: str, written: dict[Path, t
     except OSError:
         pass
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, data)
+    atomic_write(target, data, durable=False)  # made again from the registry on the next build
     seen[target] = (content, target.stat().st_mtime_ns)
     return target
 

@@ -129,7 +129,7 @@ def test_copy_button_copies_the_run_command(page, site) -> None:  # noqa: ANN001
 
 def test_model_chart_renders(page) -> None:  # noqa: ANN001
     page.goto("models/gemma-4-31b/")
-    canvas = page.locator("canvas[data-or-chart]").first  # model pages have two charts (issue 17 item 8)
+    canvas = page.locator("canvas[data-or-chart-drawn]").first  # model pages have two charts (issue 17 item 8)
     canvas.wait_for()
     assert page.evaluate("() => !!Chart.getChart(document.querySelector('canvas[data-or-chart]'))")
 
@@ -163,7 +163,7 @@ def test_published_rows_filter_apart_and_link_their_source(page) -> None:  # noq
 def test_evidence_charts_render(page) -> None:  # noqa: ANN001
     page.goto("recipes/gemma-4-31b/h100/remeasured/")
     for kind in ("steps", "history"):
-        canvas = page.locator(f"canvas[data-or-chart-kind={kind}]")
+        canvas = page.locator(f"canvas[data-or-chart-kind={kind}][data-or-chart-drawn]")
         canvas.wait_for()
         assert canvas.is_visible()
         points = page.evaluate(f"""() => Chart.getChart(document.querySelector('canvas[data-or-chart-kind={kind}]'))

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sitehelpers import Watch
 
 from generator.site import formatting as fmt
 from generator.site import views
@@ -27,23 +28,44 @@ def _show_all(page) -> None:  # noqa: ANN001
     page.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached")
 
 
-# Two frames and the task after them: a windowed table (rowwindow.js) follows a scroll in the frame after it.
-SETTLE = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
-
-
 def _every_row_laid_out(page, table: str, read: str) -> dict[str, object]:  # noqa: ANN001
     """`read` (a JavaScript function of a row) for every row of a table, each read while laid out in the document: the
     page scrolled through the table most of a screen at a time (a windowed table holds only the rows near the
-    viewport)."""
-    out: dict[str, object] = {}
-    page.evaluate("window.scrollTo(0, 0)")
-    while True:
-        page.evaluate(SETTLE)
-        out.update(page.evaluate(f"""() => Object.fromEntries([...document.querySelectorAll(
-            '{table} tbody tr[data-or-recipe]:not([hidden])')].map(r => [r.dataset.orRecipe, ({read})(r)]))"""))
-        if page.evaluate("window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 1"):
-            return out
-        page.evaluate("window.scrollBy(0, Math.round(window.innerHeight * 0.8))")
+    viewport), each step read two frames and a task after its scroll (rowwindow.js follows a scroll in the frame
+    after it). One call into the page for the whole walk: a round trip per step was most of these tests' time."""
+    return page.evaluate(f"""async () => {{
+        const settle = () => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))));
+        const read = {read}, out = {{}};
+        window.scrollTo(0, 0);
+        for (;;) {{
+            await settle();
+            for (const r of document.querySelectorAll('{table} tbody tr[data-or-recipe]:not([hidden])'))
+                out[r.dataset.orRecipe] = read(r);
+            if (window.scrollY + window.innerHeight >= document.scrollingElement.scrollHeight - 1) return out;
+            window.scrollBy(0, Math.round(window.innerHeight * 0.8));
+        }}
+    }}""")
+
+
+@pytest.fixture(scope="module")
+def all_recipes_laid_out(browser, site) -> dict[str, dict]:  # noqa: ANN001
+    """Every row of the all-recipes table after "Show all", read while laid out at 1400 px (one walk for the tests
+    below): its height and line height, the name cell's link title and text, and the tokens/s, $ and MFU cells."""
+    context = browser.new_context(base_url=site, viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        watch = Watch(site)
+        watch.attach(context, page)
+        page.goto("recipes/")
+        _show_all(page)
+        rows = _every_row_laid_out(page, "#or-recipes", """r => ({
+            height: r.getBoundingClientRect().height, line: parseFloat(getComputedStyle(r.cells[0]).lineHeight),
+            title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim(),
+            figures: ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())})""")
+    finally:
+        context.close()
+    assert (watch.errors, watch.outside, watch.dialogs) == ([], [], [])
+    return rows
 
 
 def _column(page, table: str, key: str, attr: str = "data-sort") -> list[str]:  # noqa: ANN001
@@ -73,30 +95,22 @@ def test_item1_every_figure_column_in_view_at_1400(wide) -> None:  # noqa: ANN00
             assert all(right <= box["view"] for right in box["cols"]), (url, box)
 
 
-def test_item1_rows_are_one_line_with_compact_names(wide, registry) -> None:  # noqa: ANN001
-    wide.goto("recipes/")
-    _show_all(wide)
-    rows = list(_every_row_laid_out(wide, "#or-recipes", """r => ({
-        id: r.dataset.orRecipe, height: r.getBoundingClientRect().height,
-        line: parseFloat(getComputedStyle(r.cells[0]).lineHeight),
-        title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim()})""").values())
+def test_item1_rows_are_one_line_with_compact_names(all_recipes_laid_out, wide, registry) -> None:  # noqa: ANN001
+    rows = all_recipes_laid_out
     assert len(rows) == len(registry.recipes)
     by_id = {x.id: x for x in registry.recipes}
-    for row in rows:
+    for rid, row in rows.items():
         # One line of text plus padding: no cell wraps (names are cut with an ellipsis, never broken mid-word).
         assert row["height"] < 2 * row["line"], row
-        assert row["title"] == row["id"], row
-        assert row["name"] == views.compact_name(by_id[row["id"]]), row
+        assert row["title"] == rid, row
+        assert row["name"] == views.compact_name(by_id[rid]), row
     # The page of the recipe carries its full id.
     wide.goto(f"recipes/{REF_ID}/")
     assert REF_ID in wide.locator("body").inner_text()
 
 
-def test_item1_figures_at_meaningful_precision_from_python(wide, registry) -> None:  # noqa: ANN001
-    wide.goto("recipes/")
-    _show_all(wide)
-    cells = _every_row_laid_out(wide, "#or-recipes",
-                                "r => ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())")
+def test_item1_figures_at_meaningful_precision_from_python(all_recipes_laid_out, registry) -> None:  # noqa: ANN001
+    cells = {rid: row["figures"] for rid, row in all_recipes_laid_out.items()}
     assert len(cells) == len(registry.recipes)
     for loaded in registry.recipes:
         f = views.recipe_figures(loaded, registry.catalog)
@@ -667,7 +681,7 @@ def _chart_points(page, kind: str) -> list[list[dict]]:  # noqa: ANN001
 def test_item8_model_page_scaling_and_pareto_charts(wide, registry) -> None:  # noqa: ANN001
     wide.goto("models/gpt-oss-120b/")
     for kind in ("scaling", "cost"):
-        wide.locator(f"canvas[data-or-chart-kind={kind}]").wait_for()
+        wide.locator(f"canvas[data-or-chart-kind={kind}][data-or-chart-drawn]").wait_for()
     group = [x for x in registry.recipes if x.recipe.model == "GPT-OSS-120B"]
     scaling = _chart_points(wide, "scaling")[0]
     assert sorted((p["x"], p["y"]) for p in scaling) == sorted(
@@ -695,7 +709,7 @@ def test_item8_model_page_scaling_and_pareto_charts(wide, registry) -> None:  # 
 
 def test_item8_gpu_page_has_scaling_not_the_constant_cost_curve(wide) -> None:  # noqa: ANN001
     wide.goto("gpus/h100/")
-    wide.locator("canvas[data-or-chart-kind=scaling]").wait_for()
+    wide.locator("canvas[data-or-chart-kind=scaling][data-or-chart-drawn]").wait_for()
     assert wide.locator("canvas[data-or-chart-kind=cost]").count() == 0  # $ against tokens/s is y = k/x on one GPU type
 
 
@@ -704,6 +718,7 @@ def test_item8_history_on_a_time_axis(wide) -> None:  # noqa: ANN001
     wide.goto(f"recipes/{rid}/")
     if wide.locator("canvas[data-or-chart-kind=history]").count() == 0:
         pytest.skip("this recipe has one measurement")
+    wide.locator("canvas[data-or-chart-kind=history][data-or-chart-drawn]").wait_for()
     points = wide.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-or-chart-kind=history]'));
         return [c.options.scales.x.title.text, c.data.datasets[0].data.map(p => p.x)]; }""")
     assert points[0] == "date measured"

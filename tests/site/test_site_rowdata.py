@@ -94,3 +94,7 @@ def test_chromium_builds_the_same_rows(new_page, registry_root, tmp_path_factory
         browser.locator(".md-tabs a", has_text="All recipes").first.click()
         browser.wait_for_function("document.querySelector('[data-or-filters]')?.dataset.orFilterReady === '1'")
         assert browser.evaluate("document.getElementById('or-recipes').orRows.length") == len(served)
+        # The server stops when this block ends: the page closes first, with nothing in flight (a request the server
+        # dropped on its way out would be a page error).
+        browser.wait_for_load_state("networkidle")
+        browser.context.close()

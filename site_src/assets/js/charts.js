@@ -1,4 +1,4 @@
-/* Charts (Chart.js, vendored): cost against speed with each like group's Pareto frontier, scaling, step times
+/* Charts (Chart.js, vendored, loaded on the pages that have one): cost against speed with each like group's Pareto frontier, scaling, step times
    and loss, re-measurements; one colour and legend entry per like group. */
 
 export let INK = "#3f51b5", MUTED = "#9fa8da", LOSS = "#e65100";
@@ -145,8 +145,27 @@ export function historyConfig(points) {
 
 export let CONFIGS = { cost: costConfig, scatter: costConfig, scaling: scalingConfig, steps: stepsConfig, history: historyConfig };
 
-export function initCharts(root) {
-  if (typeof Chart === "undefined") return;
+// Chart.js (200 KB) is fetched only by a page with a chart, after the page's own set-up: a page without one (the
+// all-recipes table) parses no chart code before it paints. One fetch serves every page of an instant-navigation
+// session; a page's canvases are drawn when it arrives.
+var CHART_JS = new URL("../vendor/chart.umd.min.js", import.meta.url).href;
+var chartLoaded = null;
+
+export function loadChartJs() {
+  if (typeof Chart !== "undefined") return Promise.resolve();
+  if (!chartLoaded) {
+    chartLoaded = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = CHART_JS;
+      script.onload = function () { resolve(); };
+      script.onerror = function () { chartLoaded = null; reject(new Error("Chart.js did not load: " + CHART_JS)); };
+      document.head.appendChild(script);
+    });
+  }
+  return chartLoaded;
+}
+
+function drawCharts(root) {
   root.querySelectorAll("canvas[data-or-chart]").forEach(function (canvas) {
     if (canvas.dataset.orChartReady) return;
     var source = document.getElementById(canvas.dataset.orChart);
@@ -154,5 +173,11 @@ export function initCharts(root) {
     if (!source || !config) return;
     canvas.dataset.orChartReady = "1";
     new Chart(canvas, config(JSON.parse(source.textContent)));
+    canvas.setAttribute("data-or-chart-drawn", "");  // what a test waits for before reading the chart
   });
+}
+
+export function initCharts(root) {
+  if (!root.querySelector("canvas[data-or-chart]")) return;
+  loadChartJs().then(function () { drawCharts(root); });
 }
