@@ -153,8 +153,40 @@ def _depth_problem(path: Path, root: Path) -> str | None:
 # --- the catalogs --------------------------------------------------------------------------------------------
 
 
-def load_catalog(root: Path) -> Catalog:
-    """The catalogs under root/catalog (GPUs, instances, model cards); problems are collected, not raised."""
+@dataclass
+class CatalogMemo:
+    """load_catalog's optional memo: the catalog files' (path, mtime_ns, size) when last read, and what they gave.
+    For a caller that checks one registry many times in a process (the check fuzzer: a catalog read was a quarter
+    of each mutant's check); the catalog it returns is shared, so callers treat it as read-only, as check does."""
+
+    stamps: tuple[tuple[str, int, int], ...] = ()
+    catalog: Catalog | None = None
+
+
+def load_catalog(root: Path, memo: CatalogMemo | None = None) -> Catalog:
+    """The catalogs under root/catalog (GPUs, instances, model cards); problems are collected, not raised. With a
+    memo, read again only when a catalog file changed, appeared or went."""
+    if memo is None:
+        return _read_catalogs(root)
+    stamps = _catalog_stamps(root)
+    if memo.catalog is None or memo.stamps != stamps:
+        memo.stamps, memo.catalog = stamps, _read_catalogs(root)
+    return memo.catalog
+
+
+def _catalog_stamps(root: Path) -> tuple[tuple[str, int, int], ...]:
+    base = root / CATALOG_DIR
+    out = []
+    for path in [base / "gpus.yaml", base / "instances.yaml", *sorted((base / "models").glob("*.yaml"))]:
+        try:
+            st = path.stat()
+            out.append((str(path.resolve()), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
+def _read_catalogs(root: Path) -> Catalog:
     cat = Catalog()
     base = root / CATALOG_DIR
     cat.gpus = _read_catalog(cat, base / "gpus.yaml", GpuCatalog, root) or {}

@@ -45,6 +45,7 @@ from suitehelpers import ROOT
 
 from generator.check import check_tree, format_problems
 from generator.problems import Problem
+from generator.registry import CatalogMemo
 
 pytestmark = pytest.mark.slow
 
@@ -119,6 +120,7 @@ def hard_deadline(seconds: float) -> Iterator[None]:
 
 
 RAN = {"mutants": 0}  # reported at the end of the module (pytest -s shows it)
+CATALOG = CatalogMemo()  # the temporary registries' catalog, read again only when its files change
 
 
 def check_mutant(root: Path, rel: str, mutant: bytes) -> list[Problem]:
@@ -127,7 +129,7 @@ def check_mutant(root: Path, rel: str, mutant: bytes) -> list[Problem]:
     target.write_bytes(mutant)
     RAN["mutants"] += 1
     with hard_deadline(HARD_DEADLINE_S):
-        run = check_tree(root, [target], use_cache=False)
+        run = check_tree(root, [target], use_cache=False, catalog_memo=CATALOG)
     assert_well_formed(run.problems, rel, mutant)
     return run.problems
 

@@ -23,7 +23,7 @@ from generator.check.cache import CheckCache
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
-from generator.registry import RECIPES_DIR, display_path, load_catalog, placement_problems, recipe_files
+from generator.registry import RECIPES_DIR, CatalogMemo, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
          *inferred.RULES)
@@ -62,13 +62,15 @@ FILES_PER_WORKER = 200
 
 
 def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool = True,
-               today: dt.date | None = None, cache_folder: Path | None = None, jobs: int | None = None) -> CheckRun:
+               today: dt.date | None = None, cache_folder: Path | None = None, jobs: int | None = None,
+               catalog_memo: CatalogMemo | None = None) -> CheckRun:
     """Checks the registry at `root` (or the given files and folders in it), reusing cached per-file results.
 
     Gathers the files, takes what the cache already knows, checks the rest (in `jobs` processes; None: one per
-    core on a large registry), then reports in file order."""
+    core on a large registry), then reports in file order. `catalog_memo` keeps the catalog between runs in one
+    process (read again when a catalog file changes)."""
     today = today or dt.date.today()
-    catalog = load_catalog(root)
+    catalog = load_catalog(root, catalog_memo)
     cache = CheckCache(root, today, cache_folder) if use_cache else None
     problems = list(catalog.problems)
     failed_paths, paths = _split_failed(root, list(paths) if paths else None)
