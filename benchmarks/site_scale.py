@@ -68,7 +68,7 @@ def synthetic_recipes(n: int, seed: int = 0) -> dict[str, dict]:
 
 def write_project(dest: Path) -> None:
     """A site project without recipes: this checkout's catalogs, schema, site sources, hook and generator."""
-    for name in ("catalog", "schema", "site_src", "hooks"):
+    for name in ("catalog", "schema", "site_src", "site_theme", "hooks"):
         shutil.copytree(ROOT / name, dest / name)
     shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     (dest / "generator").symlink_to(ROOT / "generator")

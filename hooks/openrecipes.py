@@ -164,7 +164,13 @@ def _search_complete(config):  # noqa: ANN001, ANN202
 on_post_build = _priority(100)(_search_complete)  # before search writes its index
 
 
-def on_post_page(output, page, config):  # noqa: ANN001, ANN201
-    from generator.site.direct import hold_view_until_applied
+def on_pre_build(config):  # noqa: ANN001, ANN201
+    _state().page_modules[:] = sorted(p.name for p in (Path(config.docs_dir) / "assets/js").glob("*.js"))
 
-    return hold_view_until_applied(output) if page.file.src_uri in _state().direct else output
+
+def on_post_page(output, page, config):  # noqa: ANN001, ANN201
+    from generator.site.direct import hold_view_until_applied, preload_page_modules
+
+    state = _state()
+    output = preload_page_modules(output, state.page_modules)
+    return hold_view_until_applied(output) if page.file.src_uri in state.direct else output

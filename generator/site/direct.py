@@ -92,6 +92,23 @@ VIEW_PENDING = ('<script>(function(){if(location.search.length<2)return;var e=do
                 '</script>')
 
 
+# The page script is ES modules (site_src/assets/js): a browser learns main.js's imports only once it has parsed
+# main.js, which waits for Material's bundle on the main thread, and theirs after that; DOMContentLoaded waits for
+# all of them. Listed in <head>, every module is fetched and compiled while the document is still arriving (at
+# 10,000 recipes DOMContentLoaded came ~100 ms sooner). Found from main.js's own tag, so its path prefix fits the page.
+_PAGE_SCRIPT = re.compile(r'<script src="([^"<>]*?)assets/js/main\.js" type="module">')
+
+
+def preload_page_modules(output: str, modules: list[str]) -> str:
+    """A built page with a <link rel="modulepreload"> per page-script module (file names under assets/js/) at the
+    end of its <head>; a page without the page script is returned as it is."""
+    found = _PAGE_SCRIPT.search(output)
+    if found is None or "</head>" not in output:
+        return output
+    links = "".join(f'<link rel="modulepreload" href="{found.group(1)}assets/js/{name}">' for name in modules)
+    return output.replace("</head>", links + "</head>", 1)
+
+
 def hold_view_until_applied(output: str) -> str:
     """A built page with VIEW_PENDING at the end of its <head>, where it has a recipes table."""
     if 'class="or-sortable"' not in output or "</head>" not in output:

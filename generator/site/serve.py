@@ -11,7 +11,8 @@ What it holds and why:
 - written: what write_if_changed last found in each page file, so an unchanged page costs a stat;
 - failed: failed/*.yaml by model, for the file stamps it was read at;
 - this build's pages already rendered to HTML (direct), the site's page URLs in order (page_urls), and the pages
-  built (built), for the hook's later events of the same build.
+  built (built), for the hook's later events of the same build;
+- page_modules: the page script's module files (site_src/assets/js), preloaded by every page's <head>.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class ServeState:
     direct: dict[str, Any] = field(default_factory=dict)
     page_urls: list[str] = field(default_factory=list)
     built: set[str] = field(default_factory=set)
+    page_modules: list[str] = field(default_factory=list)  # site_src/assets/js's modules, for preload_page_modules
 
     def environment(self, make: Callable[[], jinja2.Environment]) -> jinja2.Environment:
         """The process's template environment, made once by `make` (the renderer's; this module imports no renderer)."""

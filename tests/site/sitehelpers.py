@@ -122,9 +122,10 @@ def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100",
 
 
 def site_project(tmp: Path, registry: Path) -> Path:
-    """mkdocs.yml, site_src/ and hooks/ next to a registry copy, the hook reading that registry."""
+    """mkdocs.yml, site_src/, site_theme/ and hooks/ next to a registry copy, the hook reading that registry."""
     shutil.copy(ROOT / "mkdocs.yml", registry / "mkdocs.yml")
     shutil.copytree(ROOT / "site_src", registry / "site_src")
+    shutil.copytree(ROOT / "site_theme", registry / "site_theme")
     shutil.copytree(ROOT / "hooks", registry / "hooks")
     (registry / "generator").symlink_to(ROOT / "generator")  # the code under test, not a copy
     return registry

@@ -197,3 +197,34 @@ def test_exports(built: Path) -> None:
     assert {r["id"] for r in rows} == set(ids)
     schema = json.loads((built / "downloads/recipe.schema.json").read_text())
     assert schema["title"] == "OpenRecipes recipe"
+
+
+def test_pages_preload_the_page_script_modules(built: Path) -> None:
+    """Every page names each module of site_src/assets/js in a <link rel="modulepreload"> in its <head> (fetched while
+    the document arrives, not after Material's bundle), with the relative path of its own main.js tag."""
+    modules = sorted(p.name for p in (ROOT / "site_src/assets/js").glob("*.js"))
+    assert "main.js" in modules and len(modules) > 3
+    for rel in ("index.html", "recipes/index.html", "recipes/gemma-4-31b/h100/fast-dp2/index.html",
+                "methodology/index.html"):
+        page = built / rel
+        text = page.read_text(encoding="utf-8")
+        head = text[:text.index("</head>")]
+        hrefs = re.findall(r'<link rel="modulepreload" href="([^"]+)">', head)
+        assert sorted(h.rsplit("/", 1)[1] for h in hrefs) == modules, rel
+        assert all((page.parent / h).resolve().is_file() for h in hrefs), (rel, hrefs)
+        main = re.search(r'<script src="([^"]+main\.js)" type="module">', text).group(1)
+        assert main in hrefs, rel
+
+
+def test_sitemap_lists_every_page_one_line_each(built: Path) -> None:
+    """site_theme/sitemap.xml: every page's URL (Material's instant navigation reads it), one <url> a line and no
+    <lastmod>, which MkDocs set to the build date of every page: parsed on each page load's main thread."""
+    import xml.etree.ElementTree as ET
+
+    text = (built / "sitemap.xml").read_text(encoding="utf-8")
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [loc.text for loc in ET.fromstring(text.encode()).findall("s:url/s:loc", ns)]
+    pages = {p.parent.relative_to(built).as_posix() for p in built.rglob("index.html")}
+    assert sorted(locs) == sorted(f"https://openrecipes.github.io/{p}/".replace("/./", "/") for p in pages)
+    assert "<lastmod>" not in text
+    assert all(line.startswith("<url><loc>") and line.endswith("</loc></url>") for line in text.splitlines()[2:-1])

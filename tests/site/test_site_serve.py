@@ -39,7 +39,7 @@ def _get(url: str) -> str:
 def _project(tmp: Path) -> Path:
     project = make_registry(tmp / "reg", {RECIPE: synthetic(1500.5, count=16, name="fast")})
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
-    for name in ("site_src", "hooks"):
+    for name in ("site_src", "site_theme", "hooks"):
         shutil.copytree(ROOT / name, project / name)
     # A copy of the generator, so that the test can edit a template and the code without touching the checkout.
     shutil.copytree(ROOT / "generator", project / "generator", ignore=shutil.ignore_patterns("__pycache__"))
