@@ -7,8 +7,7 @@ imports. Each rank gets what torchrun gives a rank of a single-node run (RANK, L
 LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT), runs SCRIPT as `__main__` and exits with its status; the
 ranks talk over gloo on localhost as under torchrun. Like torchrun, the first rank that fails stops the others
 (a rank left waiting in a collective would never return) and its status is the launcher's. torchrun itself still
-starts the runs that test launching: remeasure's torchrun command, the process-count check, the two-agent
-rendezvous.
+starts the runs that test launching: remeasure's torchrun command and the two-agent rendezvous.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 TP 2, PP 2 with an uneven layer split (1 + 3 of the tiny model's 4 layers), DP 2, TP 2 with sequence parallel (through
 `python -m runner remeasure`, as a GPU measurement would run) and TP 2 · PP 2 · DP 2 with sequence parallel on 8
-processes. Every run is a real subprocess, one process per rank of tests/engine/layout_train.py talking over gloo:
-the layouts' ranks are forked from one process that imported torch and megatron once (tests/engine/forked_ranks.py,
+processes. Every run is a real subprocess, one process per rank of tests/engine/layout_train.py talking over gloo: the
+layouts' ranks are forked from one process that imported torch and megatron once (tests/engine/forked_ranks.py,
 torchrun's rank environment; on CPU the imports are two thirds of a rank's time), and torchrun itself starts the
-remeasure run and the process-count check. layout_train.py is the runner's `train` CLI after the CPU adaptation (see
-that file: it also gives every layout the same initial weights, and lets megatron's distributed optimizer, the
-engine's GPU default, run on CPU tensors).
+remeasure run (as on GPUs; tests/runner/test_cluster_rendezvous.py runs two torchrun agents). layout_train.py is the
+runner's `train` CLI after the CPU adaptation (see that file: it also gives every layout the same initial weights, and
+lets megatron's distributed optimizer, the engine's GPU default, run on CPU tensors).
 
 What holds the layouts to the 1-process run: the same recipe seed, weights and tokens in fp32, so step 0's loss and
 gradient norm agree to float rounding (reductions in another order; tolerance 1e-5 relative) and every later step's to
@@ -146,7 +146,7 @@ def test_negative_control_other_initial_weights_fail_the_comparison(reference: R
 
 def test_process_count_must_match_the_layout(tmp_path: Path) -> None:
     one = make_registry(tmp_path / "one", steps=2)
-    proc = launch(one, 2, torchrun=True)
+    proc = launch(one, 2)
     assert proc.returncode != 0
     assert "tp x pp x dp = 1 GPUs, but 2 processes were started" in proc.stdout + proc.stderr
     assert STEP_PREFIX not in proc.stdout
