@@ -68,9 +68,10 @@ def committed_site_url(committed_site: BuiltSite) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium through Playwright, one per test module."""
+    """Debian's Chromium through Playwright, one per test process (each test opens contexts of its own: a launch and
+    its first page cost ~2 s of CPU, paid once per process instead of once per browser test file)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

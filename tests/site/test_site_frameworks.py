@@ -14,7 +14,6 @@ import pytest
 import yaml
 from sitehelpers import (
     CHROMIUM,
-    LAUNCH_ARGS,
     Watch,
     make_registry,
     mkdocs_build,
@@ -90,7 +89,7 @@ def test_one_row_per_framework_fastest_first_with_formula_and_convergence(regist
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> None:
+def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     if not CHROMIUM.exists():
         pytest.skip("Debian's Chromium is not installed at /usr/bin/chromium")
     pages = render_site(load_registry(registry))
@@ -105,10 +104,8 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> No
     assert by["torchtitan"]["evidence"] == ""
     result = mkdocs_build(site_project(tmp_path, registry), tmp_path / "out")
     assert result.returncode == 0, result.stderr[-3000:]
-    from playwright.sync_api import sync_playwright
-
-    with static_server(tmp_path / "out", _free_port()) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+    browser = request.getfixturevalue("browser")  # the test process's Chromium (tests/site/conftest.py)
+    with static_server(tmp_path / "out", _free_port()) as base:
         context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
         page = context.new_page()
         watch = Watch(base)
@@ -126,5 +123,4 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path) -> No
         page.locator("table.or-frameworks a[href$='/engine/']").click()
         page.wait_for_url("**/recipes/gemma-4-31b/h100/engine/")
         context.close()
-        browser.close()
     assert watch.errors == [] and watch.outside == []

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from sitehelpers import (
     CHROMIUM,
-    LAUNCH_ARGS,
     Watch,
     make_registry,
     mkdocs_build,
@@ -40,16 +39,6 @@ SMALL = {
     "gemma-4-31b/h100/lora-8": synthetic(2643.0, name="lora-8", training="lora", count=8),
     "gemma-4-31b/h100/fp8-64": synthetic(1400.0, name="fp8-64", training="pre-training", count=64, precision="fp8-cs"),
 }
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield b
-        b.close()
 
 
 def _serve(tmp: Path, registry: Path):  # noqa: ANN202
