@@ -714,6 +714,29 @@ def test_item8_gpu_page_has_scaling_not_the_constant_cost_curve(wide) -> None:  
     assert wide.locator("canvas[data-or-chart-kind=cost]").count() == 0  # $ against tokens/s is y = k/x on one GPU type
 
 
+@pytest.mark.parametrize("width", [390, 1400])
+def test_item8_scatter_charts_keep_their_plot_beside_a_long_legend(new_page, site, width: int) -> None:  # noqa: ANN001
+    """The H100 page's scaling chart has a legend entry per like group (65): at either width the plot keeps its
+    height (it was a line under a cut legend on a phone) and every entry is laid out inside the legend."""
+    page = new_page(site, viewport={"width": width, "height": 900})
+    for url in ("gpus/h100/", "models/llama-3-70b/"):
+        page.goto(url)
+        page.locator("canvas[data-or-chart-drawn]").first.wait_for()
+        page.wait_for_function("[...document.querySelectorAll('canvas[data-or-chart]')].every(c => c.hasAttribute("
+                               "'data-or-chart-drawn'))")
+        charts = page.evaluate("""() => [...document.querySelectorAll('canvas[data-or-chart]')].map(c => {
+            const ch = Chart.getChart(c), legend = ch.legend;
+            return {kind: c.dataset.orChartKind, plot: ch.chartArea.bottom - ch.chartArea.top,
+                    items: legend.legendItems.length, sets: ch.data.datasets.length,
+                    laid: legend.legendHitBoxes.filter(b => b.top >= legend.top && b.top + b.height <= legend.bottom + 1).length,
+                    width: c.getBoundingClientRect().width}; })""")
+        assert charts, url
+        for chart in charts:
+            assert chart["plot"] >= 200, (url, chart)
+            assert chart["items"] == chart["sets"] == chart["laid"], (url, chart)
+            assert chart["width"] <= width, (url, chart)
+
+
 def test_item8_history_on_a_time_axis(wide) -> None:  # noqa: ANN001
     rid = "llama-3.2-3b/h200/engine-sdpa-8k"
     wide.goto(f"recipes/{rid}/")

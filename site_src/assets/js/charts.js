@@ -55,10 +55,11 @@ export function scatterConfig(points, xTitle, xLabel, frontiers) {
     data: { datasets: datasets },
     options: {
       animation: false,
+      maintainAspectRatio: false,  // the box's height is set by fitPlot: the plot keeps its height beside the legend
       onClick: openPoint,
       onHover: pointerOnPoints,
       plugins: {
-        legend: { display: true, position: "bottom", labels: { boxWidth: 12 } },
+        legend: { display: true, position: "bottom", maxHeight: 4000, labels: { boxWidth: 12 } },
         tooltip: { callbacks: { label: function (ctx) {
           var p = ctx.raw;
           return p.label + ": " + p.y.toLocaleString("en-US") + " tokens/s/GPU, " + xLabel(p.x) +
@@ -165,6 +166,25 @@ export function loadChartJs() {
   return chartLoaded;
 }
 
+// A scatter chart's legend has an entry per like group (65 on the H100 page): in a fixed aspect ratio, and with
+// Chart.js' default cap of half the canvas for a legend, a phone showed the points on a line under a cut legend. The
+// box gets the plot's height (from its width) plus what the legend and axes take once laid out at that width.
+export var PLOT_HEIGHT = { min: 220, max: 380 };
+
+function plotHeight(box) {
+  return Math.max(PLOT_HEIGHT.min, Math.min(PLOT_HEIGHT.max, (box.clientWidth || 600) * 0.55));
+}
+
+export function fitPlot(chart) {
+  if (chart.options.maintainAspectRatio !== false) return;
+  var box = chart.canvas.parentElement;
+  var other = chart.height - (chart.chartArea.bottom - chart.chartArea.top);  // legend, axes' ticks and titles
+  var height = Math.round(plotHeight(box) + other) + "px";
+  if (box.style.height !== height) {
+    box.style.height = height;
+    chart.resize();
+  }
+}
 function drawCharts(root) {
   root.querySelectorAll("canvas[data-or-chart]").forEach(function (canvas) {
     if (canvas.dataset.orChartReady) return;
@@ -172,7 +192,9 @@ function drawCharts(root) {
     var config = CONFIGS[canvas.dataset.orChartKind || "cost"];
     if (!source || !config) return;
     canvas.dataset.orChartReady = "1";
-    new Chart(canvas, config(JSON.parse(source.textContent)));
+    var made = config(JSON.parse(source.textContent));
+    if (made.options.maintainAspectRatio === false) canvas.parentElement.style.height = "2400px";  // room to lay out
+    fitPlot(new Chart(canvas, made));
     canvas.setAttribute("data-or-chart-drawn", "");  // what a test waits for before reading the chart
   });
 }
