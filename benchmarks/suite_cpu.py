@@ -75,7 +75,8 @@ class Sampler:
         """Core-seconds each command name used during the run (processes that existed before count from then)."""
         out: dict[str, float] = {}
         for pid, (name, jiffies) in self.seen.items():
-            start = self.before.get(pid, (name, 0))[1] if self.before.get(pid, ("", 0))[0] == name else 0
+            earlier = self.before.get(pid)
+            start = earlier[1] if earlier is not None and earlier[0] == name else 0  # the same process, not a reused pid
             out[name] = out.get(name, 0.0) + (jiffies - start) / TICK
         return out
 

@@ -174,10 +174,14 @@ def load_catalog(root: Path, memo: CatalogMemo | None = None) -> Catalog:
     return memo.catalog
 
 
+def _model_files(root: Path) -> list[Path]:
+    return sorted((root / CATALOG_DIR / "models").glob("*.yaml"))
+
+
 def _catalog_stamps(root: Path) -> tuple[tuple[str, int, int], ...]:
     base = root / CATALOG_DIR
     out = []
-    for path in [base / "gpus.yaml", base / "instances.yaml", *sorted((base / "models").glob("*.yaml"))]:
+    for path in [base / "gpus.yaml", base / "instances.yaml", *_model_files(root)]:
         try:
             st = path.stat()
             out.append((str(path.resolve()), st.st_mtime_ns, st.st_size))
@@ -191,7 +195,7 @@ def _read_catalogs(root: Path) -> Catalog:
     base = root / CATALOG_DIR
     cat.gpus = _read_catalog(cat, base / "gpus.yaml", GpuCatalog, root) or {}
     cat.instances = _read_catalog(cat, base / "instances.yaml", InstanceCatalog, root) or {}
-    for path in sorted((base / "models").glob("*.yaml")):
+    for path in _model_files(root):
         entries = _read_catalog(cat, path, _ModelFile, root)
         for name, card in (entries or {}).items():
             cat.models[name] = card

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitehelpers import CHROMIUM, LAUNCH_ARGS, Watch, free_port, mkdocs_build, site_project, static_server
+from sitehelpers import CHROMIUM, LAUNCH_ARGS, free_port, mkdocs_build, site_project, static_server, watched_page
 from suitehelpers import export_committed, file_lock, run_folder
 
 
@@ -84,20 +84,16 @@ def browser() -> Iterator[Any]:
 def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     """new_page(base_url, **context options): a page in a context of its own, its Watch at `page.watch`. When the test
     ends its contexts close, and no page may have logged an error, opened a dialog or asked another host for anything."""
-    opened: list[tuple[Any, Any]] = []
+    opened: list[Any] = []
 
     def open_page(base: str, **options: Any) -> Any:
-        context = browser.new_context(base_url=base, **options)
-        page = context.new_page()
-        page.watch = Watch(base)
-        page.watch.attach(context, page)
-        opened.append((context, page))
-        return page
+        opened.append(watched_page(browser, base, **options))
+        return opened[-1]
 
     yield open_page
-    for context, _ in opened:
-        context.close()
-    for _, page in opened:
+    for page in opened:
+        page.context.close()
+    for page in opened:
         assert page.watch.errors == [], page.watch.errors
         assert page.watch.outside == [], page.watch.outside
         assert page.watch.dialogs == [], page.watch.dialogs

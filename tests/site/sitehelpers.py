@@ -214,6 +214,16 @@ class Watch:
         page.on("dialog", dialog)
 
 
+
+def watched_page(browser, base: str, **options):  # noqa: ANN001, ANN201
+    """A page in a browser context of its own (base_url=base and the given context options), its Watch attached at
+    `page.watch`; `page.context` is the context to close."""
+    context = browser.new_context(base_url=base, **options)
+    page = context.new_page()
+    page.watch = Watch(base)
+    page.watch.attach(context, page)
+    return page
+
 # The XSS probe: a recipe with <script>, onerror= and javascript: in every text field (test_site_safety.py, and
 # in Chromium test_site_browser.py).
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import Watch
+from sitehelpers import watched_page
 
 from generator.site import formatting as fmt
 from generator.site import views
@@ -52,11 +52,8 @@ def all_recipes_laid_out(browser, site) -> dict[str, dict]:  # noqa: ANN001
     """Every row of the all-recipes table after "Show all", read while laid out at 1400 px (one walk for the tests
     below): its height and line height, the name cell's link title and text, and the tokens/s, $ and MFU cells. A
     tall window at the tested width: the windowed body then lays out ~130 rows a step, not ~25."""
-    context = browser.new_context(base_url=site, viewport={"width": 1400, "height": 4000})
+    page = watched_page(browser, site, viewport={"width": 1400, "height": 4000})
     try:
-        page = context.new_page()
-        watch = Watch(site)
-        watch.attach(context, page)
         page.goto("recipes/")
         _show_all(page)
         rows = _every_row_laid_out(page, "#or-recipes", """r => ({
@@ -64,8 +61,8 @@ def all_recipes_laid_out(browser, site) -> dict[str, dict]:  # noqa: ANN001
             title: r.cells[0].querySelector('a').title, name: r.cells[0].innerText.trim(),
             figures: ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())})""")
     finally:
-        context.close()
-    assert (watch.errors, watch.outside, watch.dialogs) == ([], [], [])
+        page.context.close()
+    assert (page.watch.errors, page.watch.outside, page.watch.dialogs) == ([], [], [])
     return rows
 
 

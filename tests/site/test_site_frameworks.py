@@ -14,7 +14,6 @@ import pytest
 import yaml
 from sitehelpers import (
     CHROMIUM,
-    Watch,
     make_registry,
     mkdocs_build,
     reference_data,
@@ -22,6 +21,7 @@ from sitehelpers import (
     site_project,
     static_server,
     synthetic,
+    watched_page,
 )
 from sitehelpers import free_port as _free_port
 
@@ -106,10 +106,8 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path, reque
     assert result.returncode == 0, result.stderr[-3000:]
     browser = request.getfixturevalue("browser")  # the test process's Chromium (tests/site/conftest.py)
     with static_server(tmp_path / "out", _free_port()) as base:
-        context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
-        page = context.new_page()
-        watch = Watch(base)
-        watch.attach(context, page)
+        page = watched_page(browser, base, viewport={"width": 1400, "height": 900})
+        context, watch = page.context, page.watch
         page.goto("models/gemma-4-31b/")
         tables = page.eval_on_selector_all("table.or-frameworks", """ts => ts.map(t => ({title: t.dataset.orFrameworks,
             rows: [...t.tBodies[0].rows].map(r => [r.dataset.orRecipe, r.querySelector('[data-or-col=tokens]').innerText,

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from sitehelpers import (
     CHROMIUM,
-    Watch,
     make_registry,
     mkdocs_build,
     site_project,
     static_server,
     synthetic,
+    watched_page,
 )
 from sitehelpers import free_port as _free_port
 
@@ -56,11 +56,8 @@ def small(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 def _page(browser, base: str, width: int = 1400):  # noqa: ANN001, ANN202
-    context = browser.new_context(base_url=base, viewport={"width": width, "height": 900})
-    pg = context.new_page()
-    pg.watch = Watch(base)
-    pg.watch.attach(context, pg)
-    return context, pg
+    pg = watched_page(browser, base, viewport={"width": width, "height": 900})
+    return pg.context, pg
 
 
 def _plan(page) -> list[dict]:  # noqa: ANN001
@@ -232,10 +229,8 @@ def test_axe_no_serious_violations_with_every_panel_open(browser, small, scheme:
     """Each page loaded once per colour scheme, checked at 390 px, then widened to 1400 px and checked again (the narrow
     width loads first: the page's scripts decide at load which overflowing tables get a tab stop)."""
     base, _ = small
-    context = browser.new_context(base_url=base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
-    page = context.new_page()
-    page.watch = Watch(base)
-    page.watch.attach(context, page)
+    page = watched_page(browser, base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
+    context = page.context
     found = []
     for url in AXE_PAGES:
         page.set_viewport_size({"width": 390, "height": 900})

@@ -1,5 +1,5 @@
-/* Charts (Chart.js, vendored, loaded on the pages that have one): cost against speed with each like group's Pareto frontier, scaling, step times
-   and loss, re-measurements; one colour and legend entry per like group. */
+/* Charts (Chart.js, vendored, loaded on the pages that have one): cost against speed with each like group's Pareto
+   frontier, scaling, step times and loss, re-measurements; one colour and legend entry per like group. */
 
 export let INK = "#3f51b5", MUTED = "#9fa8da", LOSS = "#e65100";
 
@@ -169,7 +169,7 @@ export function loadChartJs() {
 // A scatter chart's legend has an entry per like group (65 on the H100 page): in a fixed aspect ratio, and with
 // Chart.js' default cap of half the canvas for a legend, a phone showed the points on a line under a cut legend. The
 // box gets the plot's height (from its width) plus what the legend and axes take once laid out at that width.
-export var PLOT_HEIGHT = { min: 220, max: 380 };
+var PLOT_HEIGHT = { min: 220, max: 380 };
 
 function plotHeight(box) {
   return Math.max(PLOT_HEIGHT.min, Math.min(PLOT_HEIGHT.max, (box.clientWidth || 600) * 0.55));
@@ -185,6 +185,7 @@ export function fitPlot(chart) {
     chart.resize();
   }
 }
+
 function drawCharts(root) {
   root.querySelectorAll("canvas[data-or-chart]").forEach(function (canvas) {
     if (canvas.dataset.orChartReady) return;
