@@ -359,6 +359,55 @@ def test_item9_search_snippets_keep_label_and_value_apart(wide) -> None:  # noqa
     assert "Hidden size7" not in result.first.inner_text()
 
 
+# The search index on demand (site_theme/partials/search-on-demand.js): no page view fetches the 2.5 MB index until
+# the reader reaches for search, and then search answers what was typed while it loaded.
+
+def _index_requests(page) -> list[str]:  # noqa: ANN001
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("/search/search_index.json") else None)
+    return requests
+
+
+def _wait_for_result(page, href_part: str) -> None:  # noqa: ANN001
+    page.locator(f".md-search-result__link[href*='{href_part}']").first.wait_for(timeout=15000)
+
+
+@pytest.mark.parametrize("reach", ["click", "slash"])
+def test_search_index_is_fetched_when_the_reader_reaches_for_search(wide, reach: str) -> None:  # noqa: ANN001
+    requests = _index_requests(wide)
+    wide.goto("methodology/")
+    wide.wait_for_load_state("load")
+    wide.wait_for_timeout(500)  # Material's start-up, where it used to request the index
+    assert requests == []
+    if reach == "click":
+        wide.locator(".md-search__input").click()
+    else:
+        wide.keyboard.press("/")  # Material's shortcut focuses the search box
+    wide.keyboard.type("attune")  # at once: the query waits for the index
+    _wait_for_result(wide, "attune-tp2-pp4-split13")
+    assert len(requests) == 1, requests
+
+
+def test_search_index_is_fetched_when_the_phone_opens_search(phone) -> None:  # noqa: ANN001
+    requests = _index_requests(phone)
+    phone.goto("")
+    phone.wait_for_load_state("load")
+    assert requests == []
+    phone.locator("label.md-header__button[for=__search]").click()
+    phone.keyboard.type("attune")
+    _wait_for_result(phone, "attune-tp2-pp4-split13")
+    assert len(requests) == 1, requests
+
+
+def test_search_links_open_search_or_highlight_at_once(wide) -> None:  # noqa: ANN001
+    wide.goto("?q=attune")  # a shared search: Material opens the box with the query
+    _wait_for_result(wide, "attune-tp2-pp4-split13")
+    wide.goto(f"recipes/{REF_ID}/?h=attention")  # a search result's link: its terms highlighted in the page
+    marks = wide.locator("mark[data-md-highlight]")
+    marks.first.wait_for(timeout=15000)
+    assert marks.first.inner_text().lower() == "attention"
+
+
 def test_item9_contributing_code_blocks_render_as_blocks(wide) -> None:  # noqa: ANN001
     wide.goto("contributing/")
     blocks = wide.eval_on_selector_all("li pre code", "els => els.map(e => e.innerText.trim())")
