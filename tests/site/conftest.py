@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitehelpers import CHROMIUM, LAUNCH_ARGS, free_port, mkdocs_build, site_project, static_server, watched_page
+from sitehelpers import CHROMIUM, LAUNCH_ARGS, PagePool, free_port, mkdocs_build, site_project, static_server, watched_page
 from suitehelpers import export_committed, file_lock, run_folder
 
 
@@ -80,23 +80,39 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
-    """new_page(base_url, **context options): a page in a context of its own, its Watch at `page.watch`. When the test
-    ends its contexts close, and no page may have logged an error, opened a dialog or asked another host for anything."""
-    opened: list[Any] = []
+@pytest.fixture(scope="session")
+def page_pool(browser: Any) -> Iterator[PagePool]:
+    """Pages kept open between this process's browser tests (sitehelpers.PagePool)."""
+    pool = PagePool(browser)
+    yield pool
+    pool.close()
 
-    def open_page(base: str, **options: Any) -> Any:
-        opened.append(watched_page(browser, base, **options))
-        return opened[-1]
+
+@pytest.fixture
+def new_page(browser: Any, page_pool: PagePool) -> Iterator[Callable[..., Any]]:
+    """new_page(base_url, fresh=False, **context options): a page, its Watch at `page.watch`. With only a viewport
+    and a colour scheme asked for, the first page of a site in a test is lent from the process's pool, made new;
+    any other page is one in a context of its own (fresh=True asks for that: a test adding init scripts, routes or
+    bindings). When the test ends, no page may have logged an error, opened a dialog or asked another host for
+    anything."""
+    opened: list[tuple[Any, str | None]] = []  # (page, base it was lent for, or None: its own context)
+
+    def open_page(base: str, fresh: bool = False, **options: Any) -> Any:
+        lent = {base for _, b in opened if b is not None}
+        if fresh or base in lent or not set(options) <= PagePool.LENDABLE:
+            opened.append((watched_page(browser, base, **options), None))
+        else:
+            opened.append((page_pool.lend(base, **options), base))
+        return opened[-1][0]
 
     yield open_page
-    for page in opened:
-        page.context.close()
-    for page in opened:
-        assert page.watch.errors == [], page.watch.errors
-        assert page.watch.outside == [], page.watch.outside
-        assert page.watch.dialogs == [], page.watch.dialogs
+    for page, lent_for in opened:
+        if lent_for is None:
+            page.context.close()
+        else:
+            page_pool.give_back(lent_for, page)
+    for page, _ in opened:
+        page.watch.assert_clean()
 
 
 # The committed registry and its one built site, for the browser tests that read them (a module that defines its

@@ -363,9 +363,7 @@ def test_item9_search_snippets_keep_label_and_value_apart(wide) -> None:  # noqa
 # the reader reaches for search, and then search answers what was typed while it loaded.
 
 def _index_requests(page) -> list[str]:  # noqa: ANN001
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("/search/search_index.json") else None)
-    return requests
+    return [url for url in page.watch.requests if url.endswith("/search/search_index.json")]
 
 
 def _wait_for_result(page, href_part: str) -> None:  # noqa: ANN001
@@ -374,29 +372,27 @@ def _wait_for_result(page, href_part: str) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("reach", ["click", "slash"])
 def test_search_index_is_fetched_when_the_reader_reaches_for_search(wide, reach: str) -> None:  # noqa: ANN001
-    requests = _index_requests(wide)
     wide.goto("methodology/")
     wide.wait_for_load_state("load")
     wide.wait_for_timeout(500)  # Material's start-up, where it used to request the index
-    assert requests == []
+    assert _index_requests(wide) == []
     if reach == "click":
         wide.locator(".md-search__input").click()
     else:
         wide.keyboard.press("/")  # Material's shortcut focuses the search box
     wide.keyboard.type("attune")  # at once: the query waits for the index
     _wait_for_result(wide, "attune-tp2-pp4-split13")
-    assert len(requests) == 1, requests
+    assert len(_index_requests(wide)) == 1, wide.watch.requests
 
 
 def test_search_index_is_fetched_when_the_phone_opens_search(phone) -> None:  # noqa: ANN001
-    requests = _index_requests(phone)
     phone.goto("")
     phone.wait_for_load_state("load")
-    assert requests == []
+    assert _index_requests(phone) == []
     phone.locator("label.md-header__button[for=__search]").click()
     phone.keyboard.type("attune")
     _wait_for_result(phone, "attune-tp2-pp4-split13")
-    assert len(requests) == 1, requests
+    assert len(_index_requests(phone)) == 1, phone.watch.requests
 
 
 def test_search_links_open_search_or_highlight_at_once(wide) -> None:  # noqa: ANN001

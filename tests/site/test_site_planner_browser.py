@@ -16,7 +16,6 @@ from sitehelpers import (
     site_project,
     static_server,
     synthetic,
-    watched_page,
 )
 from sitehelpers import free_port as _free_port
 
@@ -55,9 +54,8 @@ def small(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         yield base, load_registry(registry)
 
 
-def _page(browser, base: str, width: int = 1400):  # noqa: ANN001, ANN202
-    pg = watched_page(browser, base, viewport={"width": width, "height": 900})
-    return pg.context, pg
+def _page(new_page, base: str, width: int = 1400):  # noqa: ANN001, ANN202
+    return new_page(base, viewport={"width": width, "height": 900})
 
 
 def _plan(page) -> list[dict]:  # noqa: ANN001
@@ -69,14 +67,10 @@ def _plan(page) -> list[dict]:  # noqa: ANN001
             days: r.querySelector('[data-or-col=days]').innerText}))}))""")
 
 
-def _done(context, page) -> None:  # noqa: ANN001
-    context.close()
-    assert page.watch.errors == [] and page.watch.outside == [] and page.watch.dialogs == [], vars(page.watch)
 
-
-def test_planner_inputs_give_every_fitting_recipe_cheapest_first_within_like_rows(browser, small) -> None:  # noqa: ANN001
+def test_planner_inputs_give_every_fitting_recipe_cheapest_first_within_like_rows(new_page, small) -> None:  # noqa: ANN001
     base, registry = small
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto("models/gemma-4-31b/")
     page.locator("[data-or-decide] summary").first.click()
     page.select_option("select[data-or-plan=gpu]", "H100")
@@ -102,12 +96,11 @@ def test_planner_inputs_give_every_fitting_recipe_cheapest_first_within_like_row
     # The inputs are in the URL, and the price typed is the H100 price of every table on the page.
     assert all(k in page.url for k in ("plan.gpu=H100", "plan.n=64", "p.H100=2.1", "budget=1T"))
     assert page.locator("input[data-or-price=H100]").input_value() == "2.1"
-    _done(context, page)
 
 
-def test_plan_travels_to_the_next_page_and_reprices_every_usd_figure(browser, small) -> None:  # noqa: ANN001
+def test_plan_travels_to_the_next_page_and_reprices_every_usd_figure(new_page, small) -> None:  # noqa: ANN001
     base, registry = small
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto("models/gemma-4-31b/?plan.gpu=H100&plan.n=64&p.H100=2.1&budget=1T")
     assert len(_plan(page)) == 4
     # Nothing the URL brought is stored in this browser.
@@ -123,12 +116,11 @@ def test_plan_travels_to_the_next_page_and_reprices_every_usd_figure(browser, sm
         assert re.match(r"^\$[\d,.]+", text) and float(text.split()[0][1:].replace(",", "")) == pytest.approx(
             usd, abs=0.006), text
     assert figures_shown[0] == fmt.usd_short(usd)
-    _done(context, page)
 
 
-def test_compare_uses_your_price(browser, small) -> None:  # noqa: ANN001
+def test_compare_uses_your_price(new_page, small) -> None:  # noqa: ANN001
     base, registry = small
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto(f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&p.H100=3")
     page.wait_for_selector("#or-compare-table")
     cells = page.eval_on_selector_all("#or-compare-table td[data-or-col=usd]", "els => els.map(e => e.innerText)")
@@ -144,15 +136,14 @@ def test_compare_uses_your_price(browser, small) -> None:  # noqa: ANN001
     assert page.locator("#or-compare-table tr[data-or-field='Decides: Training'].or-diff").count() == 1
     page.locator("[data-or-compare-more]").click()
     assert page.locator("#or-compare-table tr[data-or-field][hidden]").count() == 0
-    _done(context, page)
 
 
 @pytest.mark.parametrize("query", ["?p.H100=1e308", "?p.H100=-5", "?p.H100=Infinity", "?sort=%0A", "?sort=%22%5D",
                                    "?budget=1e400", "?budget=" + "9" * 40, "?plan.n=1e9&plan.gpu=H100&budget=1T",
                                    "?plan.gpu=%22%5D&budget=1T", "?text=" + "x" * 5000, "?compare=%0A"])
-def test_hostile_query_values_are_ignored_without_a_script_error(browser, small, query: str) -> None:  # noqa: ANN001
+def test_hostile_query_values_are_ignored_without_a_script_error(new_page, small, query: str) -> None:  # noqa: ANN001
     base, _ = small
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto("recipes/" + query)
     page.wait_for_load_state("networkidle")
     # The page works: the CSV button, the compare bar's ticks, the served $ figures (no "$Infinity").
@@ -165,18 +156,16 @@ def test_hostile_query_values_are_ignored_without_a_script_error(browser, small,
     page.goto("recipes/")
     usd = page.eval_on_selector_all("#or-recipes [data-or-col=usd]", "els => els.map(e => e.innerText)")
     assert not any("Infinity" in u for u in usd)
-    _done(context, page)
 
 
-def test_a_typed_price_is_kept_in_this_browser(browser, small) -> None:  # noqa: ANN001
+def test_a_typed_price_is_kept_in_this_browser(new_page, small) -> None:  # noqa: ANN001
     base, _ = small
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto("recipes/?p.B200=4")
     page.locator("[data-or-decide] summary").first.click()
     page.fill("input[data-or-price=H100]", "1.5")
     stored = page.evaluate("JSON.parse(localStorage.getItem('openrecipes.prices.v1'))")
     assert stored == {"H100": 1.5}  # the typed one; B200 came by URL and is not stored
-    _done(context, page)
 
 
 # The decision the issue asks about, on the committed registry.
@@ -187,13 +176,13 @@ def committed_plan(committed_site, committed_site_url):  # noqa: ANN001, ANN201
     return committed_site_url, load_registry(committed_site.registry)
 
 
-def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, committed_plan) -> None:  # noqa: ANN001
+def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(new_page, committed_plan) -> None:  # noqa: ANN001
     """64 H100 at $2.10 per GPU-hour, 1T tokens, on Llama-3-70B's page. By hand from the Megatron-Bridge 26.04.01
     FP8 row's 1,664 tokens/s per GPU: 1e12 / 1,664 / 3,600 = 166,933 GPU-hours; x $2.10 = $350,561; / 64 / 24 =
     108.7 days. It leads its like group (FP8-CS, pre-training or, where the recipe does not state it, training kind
     not stated); no LoRA or SFT recipe is in a group that is not theirs."""
     base, registry = committed_plan
-    context, page = _page(browser, base)
+    page = _page(new_page, base)
     page.goto("models/llama-3-70b/?plan.gpu=H100&plan.n=64&p.H100=2.10&budget=1T")
     plan = _plan(page)
     by_id = {x.id: x for x in registry.recipes}
@@ -215,7 +204,6 @@ def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(browser, comm
     assert group["rows"][0]["id"] == target
     assert (group["rows"][0]["cost"], group["rows"][0]["hours"], group["rows"][0]["days"]) == ("$351k", "167k", "109")
     assert float(group["rows"][0]["usd"]) == pytest.approx(350_561, abs=1)
-    _done(context, page)
 
 
 AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
@@ -225,12 +213,11 @@ AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{R
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_no_serious_violations_with_every_panel_open(browser, small, scheme: str) -> None:  # noqa: ANN001
+def test_axe_no_serious_violations_with_every_panel_open(new_page, small, scheme: str) -> None:  # noqa: ANN001
     """Each page loaded once per colour scheme, checked at 390 px, then widened to 1400 px and checked again (the narrow
     width loads first: the page's scripts decide at load which overflowing tables get a tab stop)."""
     base, _ = small
-    page = watched_page(browser, base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
-    context = page.context
+    page = new_page(base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
     found = []
     for url in AXE_PAGES:
         page.set_viewport_size({"width": 390, "height": 900})
@@ -247,4 +234,3 @@ def test_axe_no_serious_violations_with_every_panel_open(browser, small, scheme:
                        [n["target"] for n in v["nodes"][:3]])
                       for v in result["violations"] if v["impact"] in ("serious", "critical")]
     assert found == [], found
-    _done(context, page)

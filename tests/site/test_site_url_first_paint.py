@@ -49,7 +49,7 @@ def _tokens(page) -> list[float]:  # noqa: ANN001
 
 
 def test_shared_link_paints_its_view_first(new_page, site) -> None:  # noqa: ANN001
-    page = new_page(site)
+    page = new_page(site, fresh=True)  # an init script
     page.add_init_script(FRAMES)
     page.goto("recipes/?text=r01&sort=tokens&dir=asc")
     page.wait_for_function("window.__frames.some(f => f[0] && f[1])")
