@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +54,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist orders files by their number of tests unless told not to; the order of LONGEST_FIRST is better.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # The suite starts hundreds of Python processes (the CLIs, mkdocs, torchrun and its ranks). Where
+    # PYTHONDONTWRITEBYTECODE is set (as on the machines this project is built on), each compiled the project's
+    # modules again, ~0.1 s of CPU a process: they write __pycache__ (git ignores it), as Python does by default.
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        sys.dont_write_bytecode = False
     # The check cache lives in the user's cache folder; tests keep theirs apart (subprocesses inherit it).
     if "OPENRECIPES_CACHE_DIR" not in os.environ:
         os.environ["OPENRECIPES_CACHE_DIR"] = tempfile.mkdtemp(prefix="openrecipes-test-cache-")

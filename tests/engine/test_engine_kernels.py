@@ -9,25 +9,25 @@ from __future__ import annotations
 
 import os
 import socket
+from importlib.util import find_spec
+from typing import TYPE_CHECKING
 
 import pytest
 
-pytestmark = pytest.mark.slow
+if TYPE_CHECKING:
+    import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("megatron.core")
-
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from runner.engine.loss import vocab_parallel_cross_entropy  # noqa: E402
-from runner.engine.modules import _RoPE  # noqa: E402
+# torch and megatron-core are imported by the tests that run, not at collection: every xdist worker collects every
+# file, and the import costs ~3 s of CPU in each (and in each process mp.spawn starts, which imports this module).
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(find_spec("torch") is None or find_spec("megatron") is None,
+                                                   reason="needs the runner extra (torch, megatron-core)")]
 
 VOCAB = 37  # odd, so a two-way split is uneven only if the code assumes it; we split 18 + 19 below
 
 
 def _case(dtype: torch.dtype, seed: int = 0):
+    import torch
+
     gen = torch.Generator().manual_seed(seed)
     logits = (torch.randn(6, 3, VOCAB, generator=gen, dtype=torch.float64) * 4).to(dtype)
     target = torch.randint(0, VOCAB, (6, 3), generator=gen)
@@ -36,20 +36,26 @@ def _case(dtype: torch.dtype, seed: int = 0):
 
 
 def _reference(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor):
+    import torch.nn.functional as F
+
     x = logits.detach().double().requires_grad_()
     loss = F.cross_entropy(x.reshape(-1, VOCAB), target.reshape(-1), reduction="none").reshape(target.shape)
     (loss * weight).sum().backward()
     return loss.detach(), x.grad
 
 
-@pytest.mark.parametrize(("dtype", "tol"), [(torch.float64, 1e-12), (torch.float32, 1e-5), (torch.bfloat16, 2e-2)])
-def test_cross_entropy_matches_torch(dtype: torch.dtype, tol: float) -> None:
-    logits, target, weight = _case(dtype)
+@pytest.mark.parametrize(("dtype", "tol"), [("float64", 1e-12), ("float32", 1e-5), ("bfloat16", 2e-2)])
+def test_cross_entropy_matches_torch(dtype: str, tol: float) -> None:
+    import torch
+
+    from runner.engine.loss import vocab_parallel_cross_entropy
+
+    logits, target, weight = _case(getattr(torch, dtype))
     x = logits.clone().requires_grad_()
     loss = vocab_parallel_cross_entropy(x, target)
     (loss.double() * weight).sum().backward()
     ref_loss, ref_grad = _reference(logits, target, weight)
-    assert loss.shape == target.shape and x.grad.dtype == dtype
+    assert loss.shape == target.shape and x.grad.dtype == getattr(torch, dtype)
     # bf16: the logits are bf16 inputs (exact in fp64), the loss accumulates in fp32; the gradient is rounded to bf16
     assert (loss.double() - ref_loss).abs().max().item() < tol
     assert (x.grad.double() - ref_grad).abs().max().item() < tol
@@ -66,6 +72,11 @@ def _free_port() -> int:
 
 
 def _split_worker(rank: int, port: int, out: dict) -> None:
+    import torch
+    import torch.distributed as dist
+
+    from runner.engine.loss import vocab_parallel_cross_entropy
+
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2)
     try:
@@ -81,6 +92,11 @@ def _split_worker(rank: int, port: int, out: dict) -> None:
 
 
 def test_cross_entropy_vocab_split_over_two_processes() -> None:
+    import torch
+    import torch.multiprocessing as mp
+
+    from runner.engine.loss import vocab_parallel_cross_entropy
+
     with mp.Manager() as manager:
         out = manager.dict()
         mp.spawn(_split_worker, args=(_free_port(), out), nprocs=2, join=True)
@@ -97,7 +113,10 @@ def test_cross_entropy_vocab_split_over_two_processes() -> None:
 
 
 def test_rope_matches_megatron_forward_and_backward() -> None:
+    import torch
     from megatron.core.models.common.embeddings import rope_utils
+
+    from runner.engine.modules import _RoPE
 
     megatron_rope = rope_utils._apply_rotary_pos_emb_bshd
     gen = torch.Generator().manual_seed(0)
