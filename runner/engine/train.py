@@ -48,6 +48,11 @@ def _free_port() -> int:
 def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
         on_step_end: Callable[[int], None] | None = None) -> list[dict]:
     """Trains the plan; `on_step_end(step)` is called after each step's timing (benchmarks hang a profiler on it)."""
+    # Before torch and megatron-core load (seconds of every rank's start-up): a wrong process count fails at once.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world != plan.world_size:
+        raise SystemExit(f"{plan.recipe_path}: layout: tp x pp x dp = {plan.world_size} GPUs, but "
+                         f"{world} processes were started (torchrun --nproc-per-node)")
     import torch
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
@@ -57,12 +62,8 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
     from megatron.core.transformer.module import Float16Module
 
     rank = int(os.environ.get("RANK", "0"))
-    world = int(os.environ.get("WORLD_SIZE", "1"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     use_cuda = torch.cuda.is_available() and not opts.cpu
-    if world != plan.world_size:
-        raise SystemExit(f"{plan.recipe_path}: layout: tp x pp x dp = {plan.world_size} GPUs, but "
-                         f"{world} processes were started (torchrun --nproc-per-node)")
     if use_cuda:
         torch.cuda.set_device(local_rank)
     if not dist.is_initialized():
