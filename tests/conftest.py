@@ -25,27 +25,33 @@ if TYPE_CHECKING:
     from generator.site.render import Page
 
 
-# The files that take longest (a per-test profile on 2 cores, `--durations`), longest first. Under `--dist loadfile`
-# a file runs whole on one worker, so a long file that starts last ends the run alone; started first, the short files
-# fill the other worker meanwhile. The committed site's build (under a file lock) is the first browser file's, and
-# the engine's multi-process file starts beside it on the other worker, not another file that would wait on the lock.
+# The order the files start in (xdist's workers each take the next file as one ends). Longest first: under
+# `--dist loadfile` a long file that starts last ends the run alone. And a file that mostly waits (a browser's
+# timed typing, Slurm's scheduler, a run's timeout) next to one that keeps the CPU busy: two waiting files at once
+# left a core idle (a per-second profile of the run showed 41-77% busy while they overlapped). The committed site's
+# build (under a file lock) is the first browser file's, and the engine's multi-process file starts beside it.
 LONGEST_FIRST = (
     "tests/site/test_site_committed_browser.py",
     "tests/engine/test_engine_parallel.py",
+    "tests/test_fuzz_check.py",
     "tests/runner/test_faults_commit.py",
     "tests/runner/test_installs.py",
-    "tests/site/test_site_planner_browser.py",
-    "tests/test_fuzz_check.py",
+    "tests/site/test_site_planner_browser.py",  # waits
     "tests/engine/test_fw_streams.py",
-    "tests/site/test_site_scale_browser.py",
-    "tests/runner/test_cluster_slurm.py",
+    "tests/site/test_site_scale_browser.py",  # waits
     "tests/engine/test_engine_cpu.py",
+    "tests/runner/test_cluster_slurm.py",  # waits
+    "tests/importer/test_megatron_bridge.py",
+    "tests/runner/test_slurm_job_script.py",  # waits
+    "tests/importer/test_playbook.py",
+    "tests/runner/test_runner_remeasure.py",  # waits
+    "tests/check/test_failed_layouts.py",
+    "tests/runner/test_cluster_rendezvous.py",
     "tests/engine/test_engine_kernels.py",
-    "tests/importer/test_llm_foundry.py",
     "tests/site/test_site_build.py",
+    "tests/importer/test_llm_foundry.py",
     "tests/site/test_site_rowdata.py",
     "tests/importer/test_playbook_markers.py",
-    "tests/runner/test_cluster_rendezvous.py",
     "tests/check/test_check_parallel.py",
 )
 

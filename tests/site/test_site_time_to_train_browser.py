@@ -67,17 +67,23 @@ def test_recipe_page_quality_target_link_opens_the_correctness_fold(wide) -> Non
     assert wide.locator("[data-or-tile=ttt] .or-tile__value").inner_text() == "9.83 min"
 
 
-@pytest.mark.parametrize("width", [1400, 390])
-def test_axe_no_serious_violations_on_the_changed_pages(new_page, site, width: int) -> None:  # noqa: ANN001
-    page = new_page(site, viewport={"width": width, "height": 900})
+def test_axe_no_serious_violations_on_the_changed_pages(new_page, site) -> None:  # noqa: ANN001
+    """Each page loaded once at 390 px, every fold opened, checked; then widened to 1400 px and checked again (the
+    page's scripts decide at load which overflowing tables get a tab stop, so the narrow width loads first). At
+    each width the page scrolls no wider than the window."""
+    page = new_page(site, viewport={"width": 390, "height": 900})
     found = []
     for url in PAGES:
+        page.set_viewport_size({"width": 390, "height": 900})
         page.goto(url)
         page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
-        page.wait_for_timeout(100)
-        assert page.evaluate("document.scrollingElement.scrollWidth") <= width, url
         page.add_script_tag(path=str(AXE))
-        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-        found += [(url or "home", v["id"], v["impact"], len(v["nodes"]), [n["target"] for n in v["nodes"][:3]])
-                  for v in result["violations"] if v["impact"] in ("serious", "critical")]
+        for width in (390, 1400):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(100)  # the layout at the new width, then the end of its CSS transitions
+            page.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= width, (url, width)
+            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            found += [(url or "home", width, v["id"], v["impact"], len(v["nodes"]), [n["target"] for n in v["nodes"][:3]])
+                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
     assert found == [], found
