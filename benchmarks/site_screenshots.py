@@ -47,6 +47,8 @@ PAGES = {
     # A card with inferred values (its last rows), and a page's figures with the comparable MFU rows.
     "recipe-inferred": "recipes/llama-3-8b/gb200/mb-25.09-dgx-gb200-8gpu-fp8-mx/",
     "recipe-figures": "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs/#figures",
+    # Search, opened and answered: the index is fetched when the reader reaches for it (search-on-demand.js).
+    "search": "methodology/",
 }
 # What a shot does on its page before it is taken (JavaScript, awaited).
 ACTIONS = {
@@ -59,6 +61,16 @@ ACTIONS = {
     "recipe-inferred": """() => {
         const dts = [...document.querySelectorAll('#card dt')].filter(d => d.textContent === 'Inferred');
         dts[dts.length - 1].scrollIntoView({block: 'end'}); }""",
+    "search": """async () => {
+        const toggle = document.getElementById('__search'), input = document.querySelector('.md-search__input');
+        toggle.checked = true;
+        toggle.dispatchEvent(new Event('change', {bubbles: true}));
+        input.focus();
+        input.value = 'attune';
+        input.dispatchEvent(new KeyboardEvent('keyup', {bubbles: true}));
+        for (let i = 0; i < 150 && !document.querySelector('.md-search-result__item'); i++)
+            await new Promise(r => setTimeout(r, 100));
+    }""",
 }
 WIDTHS = {1400: 900, 390: 844}
 
