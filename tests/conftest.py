@@ -25,11 +25,12 @@ if TYPE_CHECKING:
     from generator.site.render import Page
 
 
-# The order the files start in (xdist's workers each take the next file as one ends). Longest first: under
-# `--dist loadfile` a long file that starts last ends the run alone. And a file that mostly waits (a browser's
-# timed typing, Slurm's scheduler, a run's timeout) next to one that keeps the CPU busy: two waiting files at once
-# left a core idle (a per-second profile of the run showed 41-77% busy while they overlapped). The committed site's
-# build (under a file lock) is the first browser file's, and the engine's multi-process file starts beside it.
+# The order the files start in (xdist's workers each take the next file as one ends), longest first: under
+# `--dist loadfile` a long file that starts last ends the run alone. The files that mostly wait (marked: a browser's
+# timed typing, Slurm's scheduler, a run's timeout) are spread between busy ones; two of them at once left a core
+# idle, but so does one beside a one-core file, and the spread did not shorten the run measurably (397 s against
+# 394). The committed site's build (under a file lock) is the first browser file's, and the engine's multi-process
+# file starts beside it.
 LONGEST_FIRST = (
     "tests/site/test_site_committed_browser.py",
     "tests/engine/test_engine_parallel.py",

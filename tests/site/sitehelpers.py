@@ -230,14 +230,18 @@ class Watch:
         assert self.dialogs == [], self.dialogs
 
 
+def watched(page, base: str):  # noqa: ANN001, ANN201
+    """The page with a new Watch attached at `page.watch`."""
+    page.watch = Watch(base)
+    page.watch.attach(page.context, page)
+    return page
+
+
 def watched_page(browser, base: str, **options):  # noqa: ANN001, ANN201
     """A page in a browser context of its own (base_url=base and the given context options), its Watch attached at
     `page.watch`; `page.context` is the context to close."""
-    context = browser.new_context(base_url=base, **options)
-    page = context.new_page()
-    page.watch = Watch(base)
-    page.watch.attach(context, page)
-    return page
+    return watched(browser.new_context(base_url=base, **options).new_page(), base)
+
 
 class PagePool:
     """Open pages lent to one test at a time, one per site (base URL) per test process, made new again between tests.
@@ -263,9 +267,7 @@ class PagePool:
             page = self.browser.new_context(base_url=base).new_page()
         page.set_viewport_size(viewport or {"width": 1280, "height": 720})  # Playwright's default
         page.emulate_media(color_scheme=color_scheme)
-        page.watch = Watch(base)
-        page.watch.attach(page.context, page)
-        return page
+        return watched(page, base)
 
     def give_back(self, base: str, page) -> None:  # noqa: ANN001
         """Takes the page back made new; a page that cannot be (closed, crashed, stuck) is closed instead."""

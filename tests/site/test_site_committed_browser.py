@@ -62,7 +62,7 @@ def all_recipes_laid_out(browser, site) -> dict[str, dict]:  # noqa: ANN001
             figures: ['tokens', 'usd', 'mfu'].map(c => r.querySelector(`[data-or-col=${c}]`).innerText.trim())})""")
     finally:
         page.context.close()
-    assert (page.watch.errors, page.watch.outside, page.watch.dialogs) == ([], [], [])
+    page.watch.assert_clean()
     return rows
 
 

@@ -121,4 +121,4 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path, reque
         page.locator("table.or-frameworks a[href$='/engine/']").click()
         page.wait_for_url("**/recipes/gemma-4-31b/h100/engine/")
         context.close()
-    assert watch.errors == [] and watch.outside == []
+    watch.assert_clean()

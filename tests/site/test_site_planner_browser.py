@@ -67,7 +67,6 @@ def _plan(page) -> list[dict]:  # noqa: ANN001
             days: r.querySelector('[data-or-col=days]').innerText}))}))""")
 
 
-
 def test_planner_inputs_give_every_fitting_recipe_cheapest_first_within_like_rows(new_page, small) -> None:  # noqa: ANN001
     base, registry = small
     page = _page(new_page, base)
