@@ -15,11 +15,11 @@ from pathlib import Path
 
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
 from runner.logs import parse_lines
+from tests.engine import forked_ranks
 from tests.engine.support import ROOT, VOCAB
 
 LAYOUT_TRAIN = ROOT / "tests" / "engine" / "layout_train.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")  # torch's console script, beside the interpreter
-FORKED_RANKS = ROOT / "tests" / "engine" / "forked_ranks.py"  # ranks forked after one import of torch and megatron
 STEPS = 12
 GLOBAL_BATCH = 4
 ROW_TOKENS = 32
@@ -44,16 +44,15 @@ def torchrun_env() -> dict[str, str]:
 
 
 def launch(recipe: Path, ranks: int, *, script: Path = LAYOUT_TRAIN, extra: tuple[str, ...] = (),
-            timeout: float = 300, torchrun: bool = False) -> subprocess.CompletedProcess[str]:
-    """`script train recipe` on `ranks` processes: one plain process, torchrun's ranks (`torchrun=True`), or ranks
-    forked from one process that imported torch and megatron once (forked_ranks.py: the same rank environment,
-    a third of the CPU on a 2-core machine)."""
+           timeout: float = 300, torchrun: bool = False) -> subprocess.CompletedProcess[str]:
+    """`script train recipe` on `ranks` processes: torchrun's ranks (`torchrun=True`), or one plain process or ranks
+    forked from a process that imported torch and megatron once (forked_ranks.py: torchrun's rank environment, a
+    fraction of the CPU on a 2-core machine)."""
+    argv = [str(script), "train", str(recipe), *FLAGS, *extra]
     if torchrun:
-        launcher = [str(TORCHRUN), "--standalone", "--nproc-per-node", str(ranks)]
-    else:
-        launcher = [sys.executable] if ranks == 1 else [sys.executable, str(FORKED_RANKS), str(ranks)]
-    return subprocess.run([*launcher, str(script), "train", str(recipe), *FLAGS, *extra], cwd=ROOT, env=torchrun_env(),
-                          capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([str(TORCHRUN), "--standalone", "--nproc-per-node", str(ranks), *argv], cwd=ROOT,
+                              env=torchrun_env(), capture_output=True, text=True, timeout=timeout)
+    return forked_ranks.run(argv, env=torchrun_env(), cwd=ROOT, timeout=timeout, ranks=None if ranks == 1 else ranks)
 
 
 def parse_run(stdout: str, source: str) -> Run:

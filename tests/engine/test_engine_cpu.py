@@ -1,8 +1,9 @@
 """The bundled engine end to end on CPU: megatron-core trains a tiny Llama-shaped model under gloo in fp32.
 
-Every run is a real subprocess: `python -m runner remeasure --yes` launches the recipe's run script, which runs
-`python -m runner train` through tests/engine/cpu_train.py (the engine's own CLI with the CPU adaptation of
-tests/engine/cpu_megatron.py applied first; see that file for what it changes and why).
+`python -m runner remeasure --yes` launches the recipe's run script, a real subprocess, which runs `python -m runner
+train` through tests/engine/cpu_train.py (the engine's own CLI with the CPU adaptation of tests/engine/cpu_megatron.py
+applied first; see that file for what it changes and why). The trainings the tests start themselves run the same
+script in a process forked from one that imported torch and megatron once (tests/engine/forked_ranks.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from generator import figures
 from generator.load import load_recipe
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
 from runner.engine.plan import EngineError, make_plan
+from tests.engine import forked_ranks
 from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, VOCAB, cpu_env, make_registry
 
 pytestmark = pytest.mark.slow
@@ -33,8 +35,8 @@ def _set_run(recipe: Path, run: str, window: list[int] | None = None) -> None:
 
 
 def _train(recipe: Path, *args: str, timeout: float = 240) -> list[dict]:
-    proc = subprocess.run([sys.executable, str(CPU_TRAIN), "train", str(recipe), *CPU_FLAGS.split(), *args],
-                          cwd=ROOT, env=cpu_env(), capture_output=True, text=True, timeout=timeout)
+    proc = forked_ranks.run([str(CPU_TRAIN), "train", str(recipe), *CPU_FLAGS.split(), *args], cwd=ROOT, env=cpu_env(),
+                            timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     steps = [json.loads(line[len(STEP_PREFIX):]) for line in proc.stdout.splitlines() if line.startswith(STEP_PREFIX)]
     assert any(line.startswith(SUMMARY_PREFIX) for line in proc.stdout.splitlines()), proc.stdout[-2000:]

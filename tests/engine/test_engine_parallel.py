@@ -2,10 +2,11 @@
 
 TP 2, PP 2 with an uneven layer split (1 + 3 of the tiny model's 4 layers), DP 2, TP 2 with sequence parallel (through
 `python -m runner remeasure`, as a GPU measurement would run) and TP 2 · PP 2 · DP 2 with sequence parallel on 8
-processes. Every run is a real subprocess, one process per rank of tests/engine/layout_train.py talking over gloo: the
-layouts' ranks are forked from one process that imported torch and megatron once (tests/engine/forked_ranks.py,
-torchrun's rank environment; on CPU the imports are two thirds of a rank's time), and torchrun itself starts the
-remeasure run (as on GPUs; tests/runner/test_cluster_rendezvous.py runs two torchrun agents). layout_train.py is the
+processes. Every run is a process of its own, one per rank of tests/engine/layout_train.py talking over gloo: the
+layouts' ranks and the one-process reference are forks of a process that imported torch and megatron once per test
+process (tests/engine/forked_ranks.py, torchrun's rank environment; on CPU the imports are most of a rank's time), and
+torchrun itself starts the remeasure run (as on GPUs; tests/runner/test_cluster_rendezvous.py runs two torchrun
+agents). layout_train.py is the
 runner's `train` CLI after the CPU adaptation (see that file: it also gives every layout the same initial weights, and
 lets megatron's distributed optimizer, the engine's GPU default, run on CPU tensors).
 

@@ -24,6 +24,7 @@ from runner.engine.streams import (
     markov_unigram_loss,
     warmup_lr,
 )
+from tests.engine import forked_ranks
 from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, VOCAB, cpu_env, make_registry
 
 LLAMA_VOCAB = 128_256
@@ -82,9 +83,9 @@ def test_warmup_is_linear_then_constant() -> None:
 
 
 def _arm(recipe: Path, log: Path, *flags: str) -> dict:
-    proc = subprocess.run([sys.executable, str(CPU_TRAIN), "train", str(recipe), *CPU_FLAGS.split(), "--steps", "40",
-                           "--data", "markov", "--warmup-steps", "5", "--lr", "3e-3", *flags],
-                          cwd=ROOT, env=cpu_env(), capture_output=True, text=True, timeout=300)
+    proc = forked_ranks.run([str(CPU_TRAIN), "train", str(recipe), *CPU_FLAGS.split(), "--steps", "40", "--data",
+                             "markov", "--warmup-steps", "5", "--lr", "3e-3", *flags], cwd=ROOT, env=cpu_env(),
+                            timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     log.write_text(proc.stdout, encoding="utf-8")
     summary = next(line for line in proc.stdout.splitlines() if line.startswith(SUMMARY_PREFIX))
