@@ -53,24 +53,59 @@ def outcome_kind(outcome: str) -> str:
 def _distance(item: FailedLayout, loaded: LoadedRecipe) -> float:
     """How far a recipe's layout is from a failed one: the sum of |log2| ratios of TP, PP, DP, micro-batch and GPU
     count (one doubling of any is 1)."""
-    lay, r = item.layout, loaded.recipe
-    pairs = ((lay.tp, r.layout.tp), (lay.pp, r.layout.pp), (lay.dp, max(r.layout.dp, 1)),
-             (lay.rows_per_microbatch, r.layout.rows_per_microbatch or 1), (item.gpu.count, r.gpu.count))
-    return sum(abs(math.log2(a / b)) for a, b in pairs)
+    return _apart(_failed_shape(item), _shape(loaded))
+
+
+def _failed_shape(item: FailedLayout) -> tuple[float, ...]:
+    lay = item.layout
+    return lay.tp, lay.pp, lay.dp, lay.rows_per_microbatch, item.gpu.count
+
+
+def _shape(loaded: LoadedRecipe) -> tuple[float, ...]:
+    r = loaded.recipe
+    return r.layout.tp, r.layout.pp, max(r.layout.dp, 1), r.layout.rows_per_microbatch or 1, r.gpu.count
+
+
+def _apart(failed: tuple[float, ...], worked: tuple[float, ...]) -> float:
+    return sum(abs(math.log2(a / b)) for a, b in zip(failed, worked, strict=True))
+
+
+def _preferred(loaded: LoadedRecipe) -> tuple[float, str]:
+    """Of recipes equally near, the faster (then the first id)."""
+    return -loaded.recipe.result.tokens_per_s_per_gpu, loaded.id
+
+
+class _Worked:
+    """A group's recipes by GPU type and layout shape, the preferred recipe of each shape: the committed registry has
+    ~1,500 distinct failed layouts and ~350 recipes on a GPU type but only dozens of shapes, and a shape's recipes
+    are all equally near any failed layout."""
+
+    def __init__(self, group: list[LoadedRecipe]) -> None:
+        self.shapes: dict[str, dict[tuple[float, ...], LoadedRecipe]] = {}
+        for loaded in group:
+            shapes = self.shapes.setdefault(loaded.recipe.gpu.type, {})
+            shape = _shape(loaded)
+            if shape not in shapes or _preferred(loaded) < _preferred(shapes[shape]):
+                shapes[shape] = loaded
+
+    def nearest(self, item: FailedLayout) -> LoadedRecipe | None:
+        shapes = self.shapes.get(item.gpu.type)
+        if not shapes:
+            return None
+        failed = _failed_shape(item)
+        return min(shapes.items(), key=lambda kv: (_apart(failed, kv[0]), *_preferred(kv[1])))[1]
 
 
 def nearest_worked(item: FailedLayout, group: list[LoadedRecipe]) -> LoadedRecipe | None:
     """The recipe of the same GPU type whose layout is nearest the failed one (_distance), the faster on a tie."""
-    same = [x for x in group if x.recipe.gpu.type == item.gpu.type]
-    if not same:
-        return None
-    return min(same, key=lambda x: (_distance(item, x), -x.recipe.result.tokens_per_s_per_gpu, x.id))
+    return _Worked(group).nearest(item)
 
 
 def distinct_failures(data: FailedLayouts, group: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
     """Each failed layout once (the publication lists some more than once: "times" counts them), sorted by GPU type,
     count and layout, with its outcome kind and the nearest layout that worked."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    worked = _Worked(group)
     for item in data.layouts:
         lay = item.layout
         key = (item.gpu.type, item.gpu.count, lay.tp, lay.pp, lay.dp, lay.zero_stage, lay.rows_per_microbatch,
@@ -78,7 +113,7 @@ def distinct_failures(data: FailedLayouts, group: list[LoadedRecipe], page: str)
         if key in seen:
             seen[key]["times"] += 1
             continue
-        near = nearest_worked(item, group)
+        near = worked.nearest(item)
         seen[key] = {
             "gpus": f"{item.gpu.count} {item.gpu.type}", "count": item.gpu.count, "tp": lay.tp,
             "pp": lay.pp, "dp": lay.dp, "zero": lay.zero_stage, "micro": lay.rows_per_microbatch,

@@ -834,7 +834,7 @@ def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
     """One $/GPU-hour input per GPU type on the page, pre-filled from the catalog's instance for that type (the
     cheapest per GPU where there are several) with its source and date; empty where the catalog has no price."""
     out = []
-    for gpu_type in sorted(set(gpu_types), key=str.lower):
+    for gpu_type in sorted(set(gpu_types), key=_caseless):
         offers = sorted(((i.usd_per_hour / i.gpu_count, name, i) for name, i in catalog.instances.items()
                          if i.gpu_type == gpu_type), key=lambda o: (o[0], o[1]))
         entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "shown": "", "instance": None}
@@ -908,10 +908,16 @@ def plan_rows(recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
     return out
 
 
+def _caseless(value: str) -> tuple[str, str]:
+    """Alphabetical regardless of case, then by case: values that differ only in case ("PyTorch", "Pytorch") keep one
+    order in every build (a set's order, which str.lower alone left them in, changes with each process's hash seed)."""
+    return value.lower(), value
+
+
 def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def values(key: str, numeric: bool = False) -> list[str]:
         found = {row[key] for row in rows}
-        return sorted(found, key=(lambda v: int(v)) if numeric else str.lower)
+        return sorted(found, key=(lambda v: (int(v), v)) if numeric else _caseless)
 
     return [{"key": "model", "label": "Model", "options": values("model")},
             {"key": "gpu_type", "label": "GPU type", "options": values("gpu_type")},
@@ -922,16 +928,17 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"key": "training", "label": "Training", "options": values("training")},
             {"key": "precision", "label": "Precision", "options": values("precision")},
             {"key": "seq", "label": "Sequence", "options": sorted({row["seq"] for row in rows},
-                                                                  key=lambda v: int(v.rstrip("k").replace(",", "")))},
+                                                                  key=lambda v: (int(v.rstrip("k").replace(",", "")), v))},
             {"key": "global_batch", "label": "Global batch", "options": sorted(
-                {row["global_batch"] for row in rows}, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0))},
+                {row["global_batch"] for row in rows},
+                key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))},
             {"key": "params_size", "label": "Active params", "options": _by_size({row["params_size"] for row in rows})},
             {"key": "params_total", "label": "Total params", "options": _by_size({row["params_total"] for row in rows})},
             {"key": "evidence", "label": "Evidence", "options": values("evidence")}]
 
 
 def _by_size(texts: set[str]) -> list[str]:
-    return sorted(texts, key=lambda v: float(v[:-1].replace(",", "")) * (1e9 if v.endswith("B") else 1e6))
+    return sorted(texts, key=lambda v: (float(v[:-1].replace(",", "")) * (1e9 if v.endswith("B") else 1e6), v))
 
 
 def _point_label(loaded: LoadedRecipe) -> str:

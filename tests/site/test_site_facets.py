@@ -75,3 +75,25 @@ def test_moe_params_say_active_of_total(committed: Registry) -> None:
     cell = views.params_cell(moe, registry.catalog)
     total = registry.catalog.models["Qwen3-30B-A3B"].total_params
     assert total and cell["params"] == f"{fmt.params(moe.recipe.result.active_params.count)} of {fmt.params(total)}"
+
+
+def test_filter_values_differing_only_in_case_keep_one_order_in_every_process() -> None:
+    """Sources spell a framework "PyTorch" and "Pytorch", "NeMo" and "nemo": the filter lists them side by side in
+    one order, whatever the process's hash seed (a set ordered by str.lower alone gave two builds of one registry two
+    recipes pages); so do global batches that are not a number."""
+    import subprocess
+    import sys
+
+    from sitehelpers import ROOT
+
+    script = ("from generator.site import views; "
+              "rows = [dict(model='m', gpu_type=g, gpu_count='8', status='s', origin='o', framework=f, training='t', "
+              "precision='p', seq='4k', global_batch=b, params_size='8B', params_total='8B', evidence='e') "
+              "for f, g, b in (('Pytorch', 'h100', ''), ('PyTorch', 'H100', '?'), "
+              "('nemo', 'B200', 'unstated'), ('NeMo', 'b200', '512'))]; "
+              "print([o['options'] for o in views.filter_options(rows) "
+              "if o['key'] in ('framework', 'gpu_type', 'global_batch')])")
+    seen = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in range(6)}
+    assert seen == {"[['B200', 'b200', 'H100', 'h100'], ['NeMo', 'nemo', 'PyTorch', 'Pytorch'], "
+                    "['512', '', '?', 'unstated']]\n"}, seen
