@@ -1,10 +1,10 @@
 """The engine's CPU training processes, forked from one process that has imported torch and megatron-core.
 
 Why: on CPU an engine process spends ~4 s of CPU importing torch and megatron-core (megatron's package imports its
-fusions, which import torch's compiler) and well under a second training the tiny model; the engine tests start
-over 30 of them on a 2-core machine. `run(...)` asks a server that imported everything once per test process
-(multiprocessing's forkserver, with this module's imports preloaded) for a fork that runs the script, a real
-process of its own:
+fusions, which import torch's compiler) and about a second or less training the tiny model; the engine tests start
+25 of them (13 runs of 1 to 8 processes) on a 2-core machine. `run(...)` asks a server that imported everything once
+per test process (multiprocessing's forkserver, preloading tests/engine/preloaded.py) for a fork that runs the
+script, a real process of its own:
 
 - `ranks=None`: one plain process, `python SCRIPT ARGS...` with the given environment and working folder;
 - `ranks=N`: N ranks of a single-node run, each a further fork given what torchrun gives a rank (RANK, LOCAL_RANK,
@@ -13,10 +13,11 @@ process of its own:
   would never return) and its status is the run's.
 
 The script runs as `__main__` and applies its own patches (cpu_megatron.apply and the like) in the fork, never in
-the server. torchrun itself still starts the runs that test launching: remeasure's torchrun command, the two-agent
-rendezvous, the Slurm job. What a fresh interpreter would take from the environment at start-up and the server has
-already fixed is set again in the fork: warning filters (PYTHONWARNINGS), unbuffered output (PYTHONUNBUFFERED) and
-torch's intra-op threads (OMP_NUM_THREADS).
+the server. The runs that test launching still start as a user's would: remeasure runs the recipe's own command
+(plain python in test_engine_cpu, torchrun in test_engine_parallel), two torchrun agents rendezvous, Slurm runs a job.
+What a fresh interpreter would take from the environment at start-up and the server has already fixed is set again
+in the fork: warning filters (PYTHONWARNINGS), unbuffered output (PYTHONUNBUFFERED) and torch's intra-op threads
+(OMP_NUM_THREADS).
 """
 
 from __future__ import annotations
