@@ -196,8 +196,10 @@ STACK_LABELS = {"framework": "Framework", "megatron_lm": "Megatron-LM", "megatro
 
 
 def framework_name(framework: str) -> str:
-    """'miles 0.1.0 (...)' -> 'miles' (the first word selects the log parser; the site filters on it)."""
-    return framework.split()[0] if framework.split() else framework
+    """'miles 0.1.0 (...)' -> 'miles': the first word, which the site filters and groups on. A list's separator is not
+    part of the name: MLPerf's 'PyTorch, NeMo Framework NVIDIA Release 25.04' -> 'PyTorch'."""
+    words = framework.split()
+    return (words[0].rstrip(",;") or words[0]) if words else framework
 
 
 def csv_number(value: float | None) -> str:

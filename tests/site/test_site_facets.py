@@ -97,3 +97,14 @@ def test_filter_values_differing_only_in_case_keep_one_order_in_every_process() 
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in range(6)}
     assert seen == {"[['B200', 'b200', 'H100', 'h100'], ['NeMo', 'nemo', 'PyTorch', 'Pytorch'], "
                     "['512', '', '?', 'unstated']]\n"}, seen
+
+
+def test_framework_filter_value_is_the_first_name_without_the_lists_separator(committed: Registry) -> None:
+    """MLPerf states several frameworks in one string ("PyTorch, NeMo Framework NVIDIA Release 25.04"): the filter
+    and the frameworks view take the first name, not "PyTorch," beside "PyTorch"."""
+    assert fmt.framework_name("PyTorch, NeMo Framework NVIDIA Release 25.04") == "PyTorch"
+    assert fmt.framework_name("DGL, Merlin HugeCTR NVIDIA Release 25.03; PyTorch, NeMo Framework") == "DGL"
+    assert fmt.framework_name("miles 0.1.0 (commit 1a2b)") == "miles"
+    assert fmt.framework_name(",") == ","  # nothing but a separator stays what it is
+    names = {fmt.framework_name(x.recipe.stack.framework) for x in committed.recipes}
+    assert "PyTorch" in names and not [n for n in names if n.endswith((",", ";"))], sorted(names)
