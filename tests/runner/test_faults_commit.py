@@ -48,12 +48,16 @@ def _faster_log(tmp: Path) -> Path:
     return path
 
 
+def _command(root: Path, log: Path, *wrapper: str) -> list[str]:
+    """`python runner_wrapper.py WRAPPER -- remeasure RECIPE --from-log LOG`."""
+    return [sys.executable, WRAPPER, *wrapper, "--", "remeasure", str(_recipe(root)), "--from-log", str(log)]
+
+
 def _run(root: Path, log: Path, *wrapper: str) -> subprocess.CompletedProcess[str]:
-    """`python runner_wrapper.py WRAPPER -- remeasure RECIPE --from-log LOG`, a process forked from one that imported
-    the runner once (tests/forked.py: the runner's own start-up, signals and exit status; ~0.1 s of CPU a run, not
-    ~0.35 s)."""
-    argv = [WRAPPER, *wrapper, "--", "remeasure", str(_recipe(root)), "--from-log", str(log)]
-    return run_forked(run_script, argv, argv=[sys.executable, *argv], env=os.environ, cwd=ROOT, timeout=60)
+    """_command as a process forked from one that imported the runner once (tests/forked.py: the runner's own
+    start-up, signals and exit status, without Python's start-up and imports, most of a run's CPU)."""
+    command = _command(root, log, *wrapper)
+    return run_forked(run_script, command[1:], argv=command, env=os.environ, cwd=ROOT, timeout=60)
 
 
 def _meaning(raw: bytes | None) -> object:
@@ -175,8 +179,7 @@ def test_a_full_disk_leaves_the_pair_old_or_new(measured: Registry, tmp_path: Pa
 
     # A process started from scratch: what it prints goes to pipes, which the limit does not cover (a fork's output
     # files would be).
-    done = subprocess.run([sys.executable, WRAPPER, "--", "remeasure", str(_recipe(root)), "--from-log",
-                           str(measured.log)], cwd=ROOT, capture_output=True, text=True, timeout=60,
+    done = subprocess.run(_command(root, measured.log), cwd=ROOT, capture_output=True, text=True, timeout=60,
                           preexec_fn=small_disk)
     state = assert_consistent(measured, root, done, f"file size limit {limit}")
     if state == "old":
@@ -219,8 +222,7 @@ def test_a_small_tmpfs_fills_up(measured: Registry, tmp_path: Path, free_kib: in
 
 def test_two_concurrent_runs(measured: Registry, tmp_path: Path) -> None:
     root = measured.copy(tmp_path / "both")
-    cmd = [sys.executable, WRAPPER, "--", "remeasure", str(_recipe(root)), "--from-log", str(measured.log)]
-    procs = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen(_command(root, measured.log), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=60) for p in procs]
     codes = sorted(p.returncode for p in procs)
