@@ -1,24 +1,25 @@
 """Shared by the whole suite: the check cache kept apart per process, the committed registry loaded once per test
-process and its pages rendered once per run (a whole-registry render takes seconds; several tests read it), and the
-order the test files start in.
+process, its site built once per run (the pages tests read are that build's), and the order the test files start in.
 
 Markers (pyproject.toml): `slow`, `browser`, `cluster`. The quick subset is `-m "not slow and not browser and not
 cluster"`; CI runs everything. Under pytest-xdist (`-n`), each worker is its own process: session fixtures here run
-once per worker (the README's `--dist loadfile` keeps a file on one worker), except that the committed pages are
-rendered once per run under a file lock, as tests/site/conftest.py builds the committed site.
+once per worker (the README's `--dist loadfile` keeps a file on one worker), except the committed site's build: the
+slowest thing the suite makes (a strict `mkdocs build` of every committed recipe), made by the first test process
+that needs it into the run's folder under a file lock; the others wait for it and reuse it.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from suitehelpers import ROOT, export_committed, file_lock, run_folder
+from suitehelpers import ROOT, BuiltSite, built_pages, export_committed, file_lock, mkdocs_build, run_folder, site_project
 
 if TYPE_CHECKING:
     from generator.registry import Registry
@@ -96,20 +97,28 @@ def committed(committed_copy: Path) -> Registry:
 
 
 @pytest.fixture(scope="session")
-def committed_pages(committed: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
-    """Every page of the committed registry's site as the renderer writes it (no mkdocs), rendered once per run: the
-    first test process renders it (seconds) and leaves it pickled in the run's folder under a file lock; the other
-    xdist workers read that (a fraction of a second)."""
-    from generator.site import render_site
-
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The committed registry's site, built once per run (`mkdocs build --strict`, a real subprocess). The pages the
+    tests read (committed_pages) and the ones Chromium loads (tests/site/conftest.py) are this build's."""
     shared = run_folder(tmp_path_factory)
-    pickled = shared / "committed-pages.pickle"
-    with file_lock(shared / "committed-pages.lock"):
-        if pickled.exists():
-            return pickle.loads(pickled.read_bytes())  # written by this run, below
-        pages = render_site(committed)
-        pickled.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
-    return pages
+    folder = shared / "committed-site"
+    record = folder / "build.json"
+    with file_lock(shared / "committed-site.lock"):
+        if not record.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that another process left half-done
+            registry = export_committed(folder / "reg")
+            result = mkdocs_build(site_project(folder, registry), folder / "out")
+            record.write_text(json.dumps({"returncode": result.returncode, "stderr": result.stderr}))
+        built = json.loads(record.read_text())
+    assert built["returncode"] == 0, built["stderr"][-4000:]
+    return BuiltSite(folder / "reg", folder / "out", built["stderr"])
+
+
+@pytest.fixture(scope="session")
+def committed_pages(committed_site: BuiltSite) -> dict[str, Page]:
+    """Every page of the committed registry's site as its one build rendered it (suitehelpers.built_pages: the
+    hook's page sources, generator.site.render_site's output)."""
+    return built_pages(committed_site.registry)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

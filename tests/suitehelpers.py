@@ -6,9 +6,12 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +21,7 @@ import yaml
 if TYPE_CHECKING:
     from generator.problems import Problem
     from generator.registry import Registry
+    from generator.site.render import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -69,3 +73,45 @@ def check_registry(registry: Registry, today: dt.date | None = None) -> list[Pro
         note_id(ids, loaded.id, loaded.display, problems)
         problems.extend(check_recipe(loaded, registry.catalog, today))
     return sorted(set(problems))
+
+
+# --- a site built from a registry -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BuiltSite:
+    registry: Path  # the registry the site was built from, with the MkDocs project (site_project)
+    out: Path  # `mkdocs build --strict`'s output folder
+    log: str  # what the build wrote on stderr
+
+
+def site_project(tmp: Path, registry: Path) -> Path:
+    """mkdocs.yml, site_src/, site_theme/ and hooks/ next to a registry copy, the hook reading that registry (its
+    page sources go to the copy's .openrecipes-cache/site/, see built_pages)."""
+    shutil.copy(ROOT / "mkdocs.yml", registry / "mkdocs.yml")
+    shutil.copytree(ROOT / "site_src", registry / "site_src")
+    shutil.copytree(ROOT / "site_theme", registry / "site_theme")
+    shutil.copytree(ROOT / "hooks", registry / "hooks")
+    (registry / "generator").symlink_to(ROOT / "generator")  # the code under test, not a copy
+    return registry
+
+
+def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project / "mkdocs.yml"),
+                           "-d", str(out)], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def built_pages(project: Path) -> dict[str, Page]:
+    """Every page a build of `project` rendered, by its path in the site's sources: the text the MkDocs hook
+    (hooks/openrecipes.py) wrote under the project's .openrecipes-cache/site/, generator.site.render_site's
+    output for that build's registry. A Markdown page's title is its front matter's, as MkDocs reads it."""
+    from generator.site.render import Page
+
+    cache = project / ".openrecipes-cache" / "site"
+    pages = {}
+    for path in sorted(cache.rglob("*")):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            front = yaml.safe_load(text.split("---\n", 2)[1]) if text.startswith("---\n") else None
+            pages[path.relative_to(cache).as_posix()] = Page(text, front.get("title") if front else None)
+    return pages

@@ -1,32 +1,17 @@
-"""The site tests' shared set-up: the committed registry's site, built once per run and served; Chromium; pages
-that watch for errors.
-
-The committed site is the slowest thing the suite makes (a strict `mkdocs build` of every committed recipe), so one
-run builds it once: the first test process to need it builds it into the run's temp folder under a file lock, the
-others (xdist workers) wait for it and reuse it. Tests that need a registry of their own (a few synthetic recipes, an
-XSS probe) keep building theirs, small.
+"""The site tests' shared set-up: the committed registry's site (built once per run by tests/conftest.py) served;
+Chromium; pages that watch for errors. Tests that need a registry of their own (a few synthetic recipes, an XSS
+probe) keep building theirs, small.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sitehelpers import CHROMIUM, LAUNCH_ARGS, PagePool, free_port, mkdocs_build, site_project, static_server, watched_page
-from suitehelpers import export_committed, file_lock, run_folder
-
-
-@dataclass(frozen=True)
-class BuiltSite:
-    registry: Path  # the committed registry (git archive HEAD) the site was built from, with the MkDocs project
-    out: Path  # `mkdocs build --strict`'s output folder
-    log: str  # what the build wrote on stderr
+from sitehelpers import CHROMIUM, LAUNCH_ARGS, PagePool, free_port, static_server, watched_page
+from suitehelpers import BuiltSite
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -42,23 +27,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                    "CI's .ci/run installs it)")
     for item in browser:
         item.add_marker(skip)
-
-
-@pytest.fixture(scope="session")
-def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    """The committed registry's site, built once per run (`mkdocs build --strict`, a real subprocess)."""
-    shared = run_folder(tmp_path_factory)
-    folder = shared / "committed-site"
-    record = folder / "build.json"
-    with file_lock(shared / "committed-site.lock"):
-        if not record.exists():
-            shutil.rmtree(folder, ignore_errors=True)  # a build that another process left half-done
-            registry = export_committed(folder / "reg")
-            result = mkdocs_build(site_project(folder, registry), folder / "out")
-            record.write_text(json.dumps({"returncode": result.returncode, "stderr": result.stderr}))
-        built = json.loads(record.read_text())
-    assert built["returncode"] == 0, built["stderr"][-4000:]
-    return BuiltSite(folder / "reg", folder / "out", built["stderr"])
 
 
 @pytest.fixture(scope="session")

@@ -121,22 +121,6 @@ def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100",
     return data
 
 
-def site_project(tmp: Path, registry: Path) -> Path:
-    """mkdocs.yml, site_src/, site_theme/ and hooks/ next to a registry copy, the hook reading that registry."""
-    shutil.copy(ROOT / "mkdocs.yml", registry / "mkdocs.yml")
-    shutil.copytree(ROOT / "site_src", registry / "site_src")
-    shutil.copytree(ROOT / "site_theme", registry / "site_theme")
-    shutil.copytree(ROOT / "hooks", registry / "hooks")
-    (registry / "generator").symlink_to(ROOT / "generator")  # the code under test, not a copy
-    return registry
-
-
-def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project / "mkdocs.yml"),
-                           "-d", str(out)], cwd=project, env=env, capture_output=True, text=True, timeout=300)
-
-
 RUNNER_LOG = ROOT / "tests/runner/fixtures/miles_gemma4_31b.txt"
 
 

@@ -9,13 +9,12 @@ from sitehelpers import (
     XSS_ID,
     free_port,
     make_registry,
-    mkdocs_build,
     remeasured,
-    site_project,
     static_server,
     synthetic,
     xss_recipe,
 )
+from suitehelpers import mkdocs_build, site_project
 
 pytestmark = pytest.mark.browser
 REF = "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13/"

@@ -10,7 +10,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from sitehelpers import ROOT, make_registry, mkdocs_build, site_project, synthetic
+from sitehelpers import ROOT, make_registry, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from sitehelpers import make_registry, mkdocs_build, remeasured, site_project
+from sitehelpers import make_registry, remeasured
+from suitehelpers import mkdocs_build, site_project
 
 from generator.evidence import path_for as evidence_path
 from generator.registry import load_registry

@@ -15,15 +15,14 @@ import yaml
 from sitehelpers import (
     CHROMIUM,
     make_registry,
-    mkdocs_build,
     reference_data,
     remeasured,
-    site_project,
     static_server,
     synthetic,
     watched_page,
 )
 from sitehelpers import free_port as _free_port
+from suitehelpers import mkdocs_build, site_project
 
 from generator import figures
 from generator.registry import load_registry

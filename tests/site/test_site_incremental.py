@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from sitehelpers import make_registry, mkdocs_build, site_project, synthetic
+from sitehelpers import make_registry, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 from generator.registry import load_registry
 from generator.site import render_site

@@ -12,12 +12,11 @@ import pytest
 from sitehelpers import (
     CHROMIUM,
     make_registry,
-    mkdocs_build,
-    site_project,
     static_server,
     synthetic,
 )
 from sitehelpers import free_port as _free_port
+from suitehelpers import mkdocs_build, site_project
 
 from generator import figures
 from generator.registry import load_registry

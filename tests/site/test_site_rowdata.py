@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
-from sitehelpers import free_port, make_registry, mkdocs_build, site_project, static_server, synthetic
+from sitehelpers import free_port, make_registry, static_server, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 from generator.registry import load_registry
 from generator.site import render_site

@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from sitehelpers import ROOT, XSS_ID, make_registry, mkdocs_build, site_project, xss_recipe
+from sitehelpers import ROOT, XSS_ID, make_registry, xss_recipe
+from suitehelpers import mkdocs_build, site_project
 
 from generator.registry import load_registry
 from generator.site import render_site

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitehelpers import ROOT, free_port, make_registry, mkdocs_build, site_project, static_server, synthetic
+from sitehelpers import ROOT, free_port, make_registry, static_server, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 from generator.site.render import LIVE_ROWS
 

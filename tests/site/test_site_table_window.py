@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import free_port, make_registry, mkdocs_build, site_project, static_server, synthetic
+from sitehelpers import free_port, make_registry, static_server, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 from generator.site.rowdata import compact_rows, split_row
 

@@ -66,6 +66,7 @@ def test_no_like_group_mixes_time_to_train_with_steady_state(committed) -> None:
     assert sum(len(m) for g, m in groups if g.time_to_train) == sum(_ttt(x) for x in committed.recipes) == 237
 
 
+@pytest.mark.slow
 def test_home_page_llama_2_70b_lora_fp8_is_two_lines(committed, committed_pages) -> None:  # noqa: ANN001
     """Llama-2-70B LoRA FP8: NeMo 24.07's one steady-state row on 8 H100 (2,621 tokens/s at 4,096 tokens) and the 150
     MLPerf rows (B200 27, B300 4, GB200 12, GB300 4, H100 42, H200 29, H200-NVL 2, L40S 2, MI300X 11, MI325X 12,
@@ -90,6 +91,7 @@ def test_home_page_llama_2_70b_lora_fp8_is_two_lines(committed, committed_pages)
 
 @pytest.mark.parametrize(("page", "subject"), [("models/llama-2-70b.md", "Llama-2-70B"), ("gpus/h100.md", "H100"),
                                                ("models/llama-3.1-8b.md", "Llama-3.1-8B"), ("gpus/mi300x.md", "MI300X")])
+@pytest.mark.slow
 def test_best_layouts_count_only_their_own_throughput(committed, committed_pages, page: str, subject: str) -> None:  # noqa: ANN001
     """Each best-layout row's recipe and its "of" count: recipes of the same GPU type (or model), GPU count, training
     kind, precision, sequence and throughput kind; a time-to-train row says TTT beside its figure, no other does."""
@@ -115,6 +117,7 @@ def test_best_layouts_count_only_their_own_throughput(committed, committed_pages
     assert 'data-or-legend="ttt"' in content
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["models/llama-2-70b.md", "models/llama-3.1-405b.md", "gpus/h100.md"])
 def test_chart_groups_and_pareto_fronts_keep_time_to_train_apart(committed, committed_pages, page: str) -> None:  # noqa: ANN001
     by_id = _by_id(committed)
@@ -135,6 +138,7 @@ def test_chart_groups_and_pareto_fronts_keep_time_to_train_apart(committed, comm
                 assert point["front"] == (not dominated), point
 
 
+@pytest.mark.slow
 def test_planner_rows_rank_mlperf_apart_from_nemo(committed, committed_pages) -> None:  # noqa: ANN001
     """The Llama-2-70B page's planner data: NeMo's LoRA row and the MLPerf LoRA rows on H100 are in different
     groups, each named with its throughput."""
@@ -152,6 +156,7 @@ def test_planner_rows_rank_mlperf_apart_from_nemo(committed, committed_pages) ->
                                                      "LoRA, BF16, time to train, evaluation included"}
 
 
+@pytest.mark.slow
 def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed, committed_pages) -> None:  # noqa: ANN001
     seen = set()
     for model in {x.recipe.model for x in committed.recipes}:
@@ -174,6 +179,7 @@ def test_compare_record_says_the_throughput(committed) -> None:  # noqa: ANN001
 
 # --- evidence in view --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mlperf_recipe_page_shows_quality_target_and_time_to_train(committed_pages) -> None:  # noqa: ANN001
     """By hand from the recipe: runs_ms sorted 587,095 589,316 589,663 589,709 589,814 589,823 590,038 666,790
     667,120 667,358; the lower median (5th) is 589,814 ms, run 9: 9.83 min, 3,072 samples x 8,192 / 589.814 s / 8 =
@@ -203,6 +209,7 @@ def test_mlperf_recipe_page_shows_quality_target_and_time_to_train(committed_pag
     assert "<td>0.92494</td>" in correctness and "result_8.txt" in correctness
 
 
+@pytest.mark.slow
 def test_tables_mark_time_to_train_and_show_the_quality_target(committed, committed_pages) -> None:  # noqa: ANN001
     """Every row of the all-recipes table, the live ones and those served as JSON (rowdata), for every recipe."""
     content = committed_pages["recipes.md"].content
@@ -224,6 +231,7 @@ def test_tables_mark_time_to_train_and_show_the_quality_target(committed, commit
     assert f'<option value="{views.EVIDENCE_QUALITY_TARGET}">' in content
 
 
+@pytest.mark.slow
 def test_recipes_csv_says_the_throughput(committed, committed_pages) -> None:  # noqa: ANN001
     rows = list(csv.DictReader(io.StringIO(committed_pages["downloads/recipes.csv"].content)))
     assert len(rows) == len(committed.recipes)
@@ -236,6 +244,7 @@ def test_recipes_csv_says_the_throughput(committed, committed_pages) -> None:  #
 
 # --- the new accelerators and model ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_new_gpu_and_model_pages_and_filters(committed, committed_pages) -> None:  # noqa: ANN001
     cat = committed.catalog
     for gpu in NEW_GPUS:

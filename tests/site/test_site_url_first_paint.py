@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitehelpers import ROOT, free_port, make_registry, mkdocs_build, site_project, static_server, synthetic
+from sitehelpers import ROOT, free_port, make_registry, static_server, synthetic
+from suitehelpers import mkdocs_build, site_project
 
 pytestmark = pytest.mark.browser
 N = 90  # synthetic recipes, plus the reference: more than LIMIT
