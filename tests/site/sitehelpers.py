@@ -124,6 +124,51 @@ def synthetic(tokens: float, count: int = 8, name: str = "x", gpu: str = "H100",
 RUNNER_LOG = ROOT / "tests/runner/fixtures/miles_gemma4_31b.txt"
 
 
+# --- accessibility: axe-core (npm's, vendored at site_src/assets/vendor/axe.min.js; no page loads it) ----------------
+
+AXE = ROOT / "site_src/assets/vendor/axe.min.js"
+AXE_WIDTHS = (390, 1400)
+# Violations only, without each node's CSS selector, ancestry and XPath (~7% of a run on the committed site's pages);
+# a page with a serious violation is checked again with them, to say where.
+_AXE_RUN = "axe.run(document, {resultTypes: ['violations'], selectors: false, ancestry: false, xpath: false})"
+_AXE_WHERE = "axe.run(document, {resultTypes: ['violations']})"
+
+
+def serious_axe_violations(page, urls: list[str], prepare=None, at_width=None) -> list[tuple]:  # noqa: ANN001
+    """Each url loaded once at 390 px (the page's scripts decide at load which overflowing tables get a tab stop, so
+    the narrow width loads first), `prepare(page)` run (opening folds, say), axe-core checked, then the window widened
+    to 1400 px and checked again; `at_width(page, url, width)` runs before each check. Each check waits for the
+    layout at its width and the end of its CSS transitions (Material's tabs fade in past 1220 px: axe would measure
+    their contrast half-way). Returns (url, width, rule, impact, node count, first three nodes) of every serious or
+    critical violation."""
+    found = []
+    for url in urls:
+        page.set_viewport_size({"width": AXE_WIDTHS[0], "height": 900})
+        page.goto(url)
+        if prepare is not None:
+            prepare(page)
+        page.wait_for_timeout(100)  # Material's and our scripts' first frame (table wrappers, the search's name)
+        page.add_script_tag(path=str(AXE))
+        for width in AXE_WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(100)
+            page.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
+            if at_width is not None:
+                at_width(page, url, width)
+            result = page.evaluate(_AXE_RUN)
+            assert result["testEngine"]["version"].startswith("4."), result["testEngine"]
+            if any(v["impact"] in ("serious", "critical") for v in result["violations"]):
+                result = page.evaluate(_AXE_WHERE)
+            found += [(url or "home", width, v["id"], v["impact"], len(v["nodes"]),
+                       [n["target"] for n in v["nodes"][:3]])
+                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    return found
+
+
+def open_folds(page) -> None:  # noqa: ANN001
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+
+
 def remeasured(registry: Path, name: str, times: int = 2) -> Path:
     """A copy of the reference recipe re-measured by the real runner from a fixture log, `times` times: its
     evidence file then holds the per-step record and (from the second time on) a history of results."""

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import watched_page
+from sitehelpers import serious_axe_violations, watched_page
 
 from generator.site import formatting as fmt
 from generator.site import views
@@ -440,35 +440,18 @@ def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
             assert all(len(s["layers"].split(", ")) <= loaded.recipe.layout.vpp for s in stages), loaded.id
 
 
-# Item 10: accessibility, by axe-core (npm's axe-core, vendored at site_src/assets/vendor/axe.min.js; no page loads it).
+# Item 10: accessibility, by axe-core.
 
-AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
 AXE_PAGES = ["", "recipes/", f"recipes/{REF_ID}/", "models/deepseek-v3/", "gpus/h100/", "methodology/",
              f"compare/?ids={REF_ID},llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs"]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_item10_no_serious_or_critical_axe_violations(new_page, site, scheme: str) -> None:  # noqa: ANN001
-    """Each page loaded once per colour scheme and checked at 390 px, then widened to 1400 px and checked again (the
-    page's scripts decide at load which overflowing tables get a tab stop, so the narrow width loads first)."""
-    pg = new_page(site, viewport={"width": 390, "height": 900}, color_scheme=scheme)
-    found = []
-    for url in AXE_PAGES:
-        pg.set_viewport_size({"width": 390, "height": 900})
-        pg.goto(url)
-        pg.wait_for_timeout(100)  # Material's and our scripts' first frame (table wrappers, the search's name)
-        pg.add_script_tag(path=str(AXE))
-        for width in (390, 1400):
-            pg.set_viewport_size({"width": width, "height": 900})
-            # The layout at the new width, once its CSS transitions end (Material's tabs fade in past 1220 px: axe
-            # would measure their contrast half-way).
-            pg.wait_for_timeout(100)
-            pg.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
-            result = pg.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            assert result["testEngine"]["version"].startswith("4."), result["testEngine"]
-            found += [(url or "home", width, v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]])
-                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
-    assert found == [], found
+    """Each page loaded once per colour scheme and checked at 390 px, then widened to 1400 px and checked again
+    (sitehelpers.serious_axe_violations)."""
+    page = new_page(site, viewport={"width": 390, "height": 900}, color_scheme=scheme)
+    assert serious_axe_violations(page, AXE_PAGES) == []
 
 
 # Item 7: shareable state in the URL, CSV of the rows in view.

@@ -9,12 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sitehelpers import (
-    CHROMIUM,
-    make_registry,
-    static_server,
-    synthetic,
-)
+from sitehelpers import CHROMIUM, make_registry, open_folds, serious_axe_violations, static_server, synthetic
 from sitehelpers import free_port as _free_port
 from suitehelpers import mkdocs_build, site_project
 
@@ -204,7 +199,6 @@ def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(new_page, com
     assert float(group["rows"][0]["usd"]) == pytest.approx(350_561, abs=1)
 
 
-AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
 PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.1&budget=1T"
 AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{REF_ID}/?{PLAN}", "gpus/h100/",
              "methodology/", f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&{PLAN}"]
@@ -212,23 +206,8 @@ AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{R
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_no_serious_violations_with_every_panel_open(new_page, small, scheme: str) -> None:  # noqa: ANN001
-    """Each page loaded once per colour scheme, checked at 390 px, then widened to 1400 px and checked again (the narrow
-    width loads first: the page's scripts decide at load which overflowing tables get a tab stop)."""
+    """Each page loaded once per colour scheme, every panel opened, checked at 390 px, then widened to 1400 px and
+    checked again (sitehelpers.serious_axe_violations)."""
     base, _ = small
     page = new_page(base, viewport={"width": 390, "height": 900}, color_scheme=scheme)
-    found = []
-    for url in AXE_PAGES:
-        page.set_viewport_size({"width": 390, "height": 900})
-        page.goto(url)
-        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
-        page.wait_for_timeout(100)
-        page.add_script_tag(path=str(AXE))
-        for width in (390, 1400):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(100)  # the layout at the new width, then the end of its CSS transitions
-            page.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            found += [(url or "home", width, v["id"], v["impact"], len(v["nodes"]),
-                       [n["target"] for n in v["nodes"][:3]])
-                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
-    assert found == [], found
+    assert serious_axe_violations(page, AXE_PAGES, prepare=open_folds) == []

@@ -9,13 +9,13 @@ import io
 from pathlib import Path
 
 import pytest
+from sitehelpers import open_folds, serious_axe_violations
 
 from generator import figures
 from generator.site import views
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-AXE = Path(__file__).resolve().parents[2] / "site_src/assets/vendor/axe.min.js"
 MI355X = "llama-2-70b/mi355x/mlperf-v5.1-amd-mi355x-epyc-9575f-pytorch"
 NEMO_LORA = "llama-2-70b/h100/nemo-24.07-lora-dgx-h100-8gpu-fp8"
 PLAN = "plan.gpu=H100&plan.n=8&p.H100=2.10&budget=1T"
@@ -68,22 +68,10 @@ def test_recipe_page_quality_target_link_opens_the_correctness_fold(wide) -> Non
 
 
 def test_axe_no_serious_violations_on_the_changed_pages(new_page, site) -> None:  # noqa: ANN001
-    """Each page loaded once at 390 px, every fold opened, checked; then widened to 1400 px and checked again (the
-    page's scripts decide at load which overflowing tables get a tab stop, so the narrow width loads first). At
-    each width the page scrolls no wider than the window."""
+    """Each page loaded once at 390 px, every fold opened, checked; then widened to 1400 px and checked again
+    (sitehelpers.serious_axe_violations). At each width the page scrolls no wider than the window."""
+    def no_sideways_scroll(page, url: str, width: int) -> None:  # noqa: ANN001
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= width, (url, width)
+
     page = new_page(site, viewport={"width": 390, "height": 900})
-    found = []
-    for url in PAGES:
-        page.set_viewport_size({"width": 390, "height": 900})
-        page.goto(url)
-        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
-        page.add_script_tag(path=str(AXE))
-        for width in (390, 1400):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(100)  # the layout at the new width, then the end of its CSS transitions
-            page.evaluate("Promise.all(document.getAnimations().map(a => a.finished))")
-            assert page.evaluate("document.scrollingElement.scrollWidth") <= width, (url, width)
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            found += [(url or "home", width, v["id"], v["impact"], len(v["nodes"]), [n["target"] for n in v["nodes"][:3]])
-                      for v in result["violations"] if v["impact"] in ("serious", "critical")]
-    assert found == [], found
+    assert serious_axe_violations(page, PAGES, prepare=open_folds, at_width=no_sideways_scroll) == []
