@@ -20,6 +20,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _UNSAFE_TITLE = re.compile(r"[<>&\"'`\\]")
 # A "#" opening a line of recipe text: entity-escaped, so no recipe text reads as a heading (generator.site.direct).
 _LINE_HASH = re.compile(r"^#", re.M)
+# Text html_text leaves as it is (most of a page's values: names, figures, dates), found in one scan.
+_PLAIN_TEXT = re.compile(r"[^&<>\"'`~#\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*\Z")
 
 
 def number(value: float | int, places: int = 0) -> str:
@@ -178,6 +180,8 @@ def html_text(text: str) -> str:
     Python-Markdown never parses inside such a block, but its fenced-code preprocessor runs first and
     would take a line starting with ``` or ~~~ for a fence: those characters become entities too.
     Control characters go (Python-Markdown's placeholders are built from \\x02 and \\x03)."""
+    if _PLAIN_TEXT.match(text):
+        return text
     out = html.escape(_CONTROL.sub("", text), quote=True)
     return _LINE_HASH.sub("&#35;", out.replace("`", "&#96;").replace("~", "&#126;"))
 
