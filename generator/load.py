@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from generator.models import Recipe
+from generator.positions import line_col
 from generator.problems import InputError, Problem
 
 try:  # libyaml's C parser when present: the composer is the hot part of a cold check
@@ -443,15 +444,9 @@ def _read_text(path: Path, name: str, max_bytes: int) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _line_col(raw, exc.start)
+        line, col = line_col(raw, exc.start)
         raise InputError([Problem(name, line, col, "(document)", "file is not valid UTF-8")]) from None
     return text[1:] if text.startswith("\ufeff") else text
-
-
-def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
-    newline = "\n" if isinstance(text, str) else b"\n"
-    line = text.count(newline, 0, offset) + 1  # type: ignore[arg-type]
-    return line, offset - (text.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
 
 
 def _within(text: str, line: int, col: int) -> tuple[int, int]:
@@ -471,7 +466,7 @@ def _character_problems(text: str, name: str) -> list[Problem]:
         char = match.group(0)
         if char == "\r" and text.startswith("\n", match.end()):
             continue  # CRLF
-        line, col = _line_col(text, match.start())
+        line, col = line_col(text, match.start())
         what = "a carriage return without a line feed" if char == "\r" else f"the character U+{ord(char):04X}"
         problems.append(Problem(name, line, col, "(document)", f"{what} is not allowed in a recipe (control, "
                                 "line-separator and bidi characters); write it as an escape in a double-quoted "
@@ -499,7 +494,7 @@ def _compose(text: str, name: str) -> yaml.Node | None:
             message += " (tabs are not allowed for indentation)"
         raise InputError([Problem(name, line, col, "(document)", message)]) from None
     except yaml.reader.ReaderError as exc:
-        line, col = _line_col(text, min(max(exc.position, 0), len(text)))
+        line, col = line_col(text, min(max(exc.position, 0), len(text)))
         raise InputError([Problem(name, line, col, "(document)", f"YAML error: {exc.reason}")]) from None
     except (yaml.YAMLError, RecursionError, ValueError) as exc:  # the pure-Python fallback's deep recursion
         raise InputError([Problem(name, 1, 1, "(document)", f"YAML error: {exc}")]) from None

@@ -29,6 +29,7 @@ from generator.importers.base import (
     derive_figures,
     imported_result,
 )
+from generator.positions import line_col
 from generator.registry import recipe_path
 
 RULES_URL = ("https://github.com/mlcommons/training_policies/blob/d73e20f179151ce1b40dc300374f576a391f91ea/"
@@ -297,7 +298,7 @@ def code_precision(impl: Path, root: Path) -> tuple[str, str] | None:
             start = at + len(_MIXED_PRECISION)
             m = _FP8_LITERAL.search(_call_text(text, start))
             if m:
-                line = text.count("\n", 0, start + m.start()) + 1
+                line, _ = line_col(text, start + m.start())
                 found.setdefault("fp8", f"fp8=\"{m.group(1)}\" passed to MegatronMixedPrecision in "
                                         f"{path.relative_to(root).as_posix()} line {line}")
             at = text.find(_MIXED_PRECISION, start)

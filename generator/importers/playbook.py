@@ -32,6 +32,7 @@ from typing import Any
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, imported_result, render, write
+from generator.positions import LineIndex
 from generator.registry import load_catalog, recipe_path
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
@@ -141,11 +142,6 @@ class Row:
 
 class DocumentError(ValueError):
     """The document is not the figure this importer reads (with the line and column where it departs)."""
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _figure_data(text: str) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
@@ -349,6 +345,7 @@ def read_cells(text: str) -> tuple[list[Cell], list[int]]:
     if texted != list(range(len(texted))):
         raise DocumentError("the traces with hover text are not the figure's first traces")
     offsets = _text_offsets(text, data_at, len(texted))
+    lines = LineIndex(text)
     cells: list[Cell] = []
     repeated: list[int] = []
     seen: dict[tuple[str, str], int] = {}
@@ -365,14 +362,14 @@ def read_cells(text: str) -> tuple[list[Cell], list[int]]:
         circles = 0 if trace["marker"].get("symbol") == "x" else len(trace["x"])
         crosses = _crosses(data, i, trace, circles)
         if circles + crosses != len(trace["text"]):
-            line, col = _position(text, offsets[i][0])
+            line, col = lines.line_col(offsets[i][0])
             raise DocumentError(f"line {line}, column {col}: cell of trace {i} has {circles} circles and {crosses} "
                                 f"crosses for {len(trace['text'])} texts")
         markers = ([Marker(float(c), float(z)) for c, z in zip(trace["marker"]["color"], trace["marker"]["size"],
                                                                strict=True)] if circles else [])
         entries = []
         for n, hover in enumerate(trace["text"]):
-            line, col = _position(text, offsets[i][n])
+            line, col = lines.line_col(offsets[i][n])
             config, stated = _row(hover, axis_models[axis], f"line {line}, column {col}")
             entries.append(Entry(line, col, n, config, stated))
         cells.append(Cell(i, axis_models[axis], markers, entries))
