@@ -3,6 +3,8 @@ of bad input is one located problem (path:line:col: field: message), never a tra
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import re
@@ -15,6 +17,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suitehelpers import read_yaml
 
 from generator import failed
 from generator.check import check_tree
@@ -31,9 +34,14 @@ def _registry(tmp: Path, text: str, name: str = "playbook-llama-8b.yaml") -> Pat
     return tmp
 
 
+@functools.cache
+def _committed_data() -> dict:
+    return read_yaml(COMMITTED)
+
+
 def _first_entry_text() -> str:
     """The committed file cut to its first layout (a real entry, as the importer wrote it)."""
-    data = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
+    data = copy.deepcopy(_committed_data())
     data["layouts"] = data["layouts"][:1]
     return yaml.safe_dump(data, sort_keys=False)
 
@@ -138,7 +146,7 @@ JUNK = st.sampled_from(["!!int two", "!!bool null", "&a 1", "*a", "[", "{", "'",
 
 
 def _two_entries() -> str:
-    data = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
+    data = copy.deepcopy(_committed_data())
     data["layouts"] = data["layouts"][:2]
     return yaml.safe_dump(data, sort_keys=False)
 

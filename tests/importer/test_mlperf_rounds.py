@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from suitehelpers import read_yaml
 
 from generator.importers import mlperf_training as mlperf
 from generator.registry import load_catalog
@@ -34,7 +35,7 @@ TOTALS = {"v3.0": (7, 5), "v3.1": (11, 7), "v4.0": (42, 30), "v4.1": (43, 33), "
 
 
 def load_ledger() -> dict[str, Any]:
-    return yaml.safe_load(LEDGER.read_text(encoding="utf-8"))
+    return read_yaml(LEDGER)
 
 
 def derive(rounds: Path, round_name: str, commit: str) -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ def registry_recipes(round_name: str) -> dict[str, str]:
     """recipe path -> publication URL, for every registry recipe citing the round."""
     out = {}
     for path in sorted((ROOT / "recipes").glob("*/*/mlperf-*.yaml")):
-        url = yaml.safe_load(path.read_text(encoding="utf-8"))["publication"]["url"]
+        url = read_yaml(path)["publication"]["url"]
         if url.startswith(URL.format(round=round_name) + "/"):
             out[path.relative_to(ROOT).as_posix()] = url
     return out

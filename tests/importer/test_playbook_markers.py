@@ -129,7 +129,7 @@ def test_the_issues_example_by_hand() -> None:
     assert next(r for r in sweep().rows if r.cell == 50 and r.index == 8).marker == pb.Marker(marker["color"][7],
                                                                                                marker["size"][7])
     assert not (ROOT / "recipes/playbook-llama-80b/h100/pb-256gpu-dp16-tp8-pp2-mbs2-ga8-zero1.yaml").exists()
-    failed = yaml.safe_load((ROOT / "failed/playbook-llama-80b.yaml").read_text(encoding="utf-8"))
+    failed = read_yaml(ROOT / "failed/playbook-llama-80b.yaml")
     assert any(e["publication"]["column"] == row.column and e["stated"]["mfu_percent"] == 14.5
                for e in failed["layouts"])
 
@@ -143,7 +143,7 @@ def test_a_configuration_that_worked_is_not_also_a_failed_layout() -> None:
     recipe = yaml.safe_load((ROOT / "recipes/playbook-llama-80b/h100/pb-64gpu-dp1-tp4-pp16-mbs1-ga256-zero0.yaml")
                             .read_text(encoding="utf-8"))
     assert f"column {lead.repeats[0].column} with no figures" in recipe["notes"]
-    failed = yaml.safe_load((ROOT / "failed/playbook-llama-80b.yaml").read_text(encoding="utf-8"))
+    failed = read_yaml(ROOT / "failed/playbook-llama-80b.yaml")
     assert not any(e["gpu"]["count"] == 64 and (e["layout"]["dp"], e["layout"]["tp"], e["layout"]["pp"],
                                                 e["layout"]["gradient_accumulation"]) == (1, 4, 16, 256)
                    for e in failed["layouts"])
