@@ -155,11 +155,11 @@ def _depth_problem(path: Path, root: Path) -> str | None:
 
 @dataclass
 class CatalogMemo:
-    """load_catalog's optional memo: the catalog files' (path, mtime_ns, size) when last read, and what they gave.
+    """load_catalog's optional memo: the catalog files' stamps (_catalog_stamps) when last read, and what they gave.
     For a caller that checks one registry many times in a process (the check fuzzer: a catalog read was a quarter
     of each mutant's check); the catalog it returns is shared, so callers treat it as read-only, as check does."""
 
-    stamps: tuple[tuple[str, int, int], ...] = ()
+    stamps: tuple[tuple[str, int, int, int, int], ...] = ()
     catalog: Catalog | None = None
 
 
@@ -178,15 +178,17 @@ def _model_files(root: Path) -> list[Path]:
     return sorted((root / CATALOG_DIR / "models").glob("*.yaml"))
 
 
-def _catalog_stamps(root: Path) -> tuple[tuple[str, int, int], ...]:
+def _catalog_stamps(root: Path) -> tuple[tuple[str, int, int, int, int], ...]:
+    """Each catalog file's path, device and inode (a file replaced, or a link pointed elsewhere, is another file),
+    mtime and size: one stat a file, taken before every check of a memo's registry."""
     base = root / CATALOG_DIR
     out = []
     for path in [base / "gpus.yaml", base / "instances.yaml", *_model_files(root)]:
         try:
             st = path.stat()
-            out.append((str(path.resolve()), st.st_mtime_ns, st.st_size))
+            out.append((str(path), st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
         except OSError:
-            out.append((str(path), -1, -1))
+            out.append((str(path), -1, -1, -1, -1))
     return tuple(out)
 
 

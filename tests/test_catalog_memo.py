@@ -51,3 +51,22 @@ def test_a_model_file_that_goes_or_comes_is_seen(tmp_path: Path) -> None:
     card.write_text(text)
     back = load_catalog(root, memo)
     assert all(name in back.models for name in names)
+
+
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    """An editor's save (a new file renamed over the old) keeps neither the inode nor, here, anything else a stat
+    would show: same size, mtime set back."""
+    root = _copy_catalog(tmp_path)
+    memo = CatalogMemo()
+    first = load_catalog(root, memo)
+    gpus = root / "catalog/gpus.yaml"
+    stat = gpus.stat()
+    text = gpus.read_text()
+    changed = text.replace("H100", "H1OO", 1)  # one character for another: the same size
+    assert changed != text and len(changed.encode()) == stat.st_size
+    new = gpus.with_name("gpus.yaml.new")
+    new.write_text(changed)
+    os.utime(new, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    new.replace(gpus)
+    second = load_catalog(root, memo)
+    assert second is not first and "H1OO" in second.gpus and "H1OO" not in first.gpus

@@ -387,8 +387,13 @@ def get(data: Any, path: tuple[str | int, ...]) -> Any:
     return data
 
 
+# libyaml's emitter where PyYAML has it: the same data, written several times faster than by the pure-Python one
+# (with the catalog memo's cheaper stamps: this file 17.2 -> 11.6 s of CPU); the loader under test reads either.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def dump(data: Any) -> bytes:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120).encode("utf-8")
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=120).encode("utf-8")
 
 
 @st.composite
