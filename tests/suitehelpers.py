@@ -38,10 +38,13 @@ def export_committed(dest: Path) -> Path:
     return dest
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML has it
+
+
 def read_yaml(path: Path) -> object:
     """A YAML file as plain data, through libyaml's parser where PyYAML has it (as generator/load.py reads recipes):
     the same data as yaml.safe_load, several times faster over the 2,000-odd committed recipes."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER)
 
 
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -105,6 +108,7 @@ def built_pages(project: Path) -> dict[str, Page]:
     """Every page a build of `project` rendered, by its path in the site's sources: the text the MkDocs hook
     (hooks/openrecipes.py) wrote under the project's .openrecipes-cache/site/, generator.site.render_site's
     output for that build's registry. A Markdown page's title is its front matter's, as MkDocs reads it."""
+    from generator.site.direct import split_front_matter
     from generator.site.render import Page
 
     cache = project / ".openrecipes-cache" / "site"
@@ -112,6 +116,7 @@ def built_pages(project: Path) -> dict[str, Page]:
     for path in sorted(cache.rglob("*")):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            front = yaml.safe_load(text.split("---\n", 2)[1]) if text.startswith("---\n") else None
-            pages[path.relative_to(cache).as_posix()] = Page(text, front.get("title") if front else None)
+            front, _ = split_front_matter(text)
+            meta = yaml.load(front[4:-5], Loader=_FAST_LOADER) if front else None  # "---\n...\n---\n"; a safe loader
+            pages[path.relative_to(cache).as_posix()] = Page(text, meta.get("title") if meta else None)
     return pages
