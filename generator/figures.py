@@ -44,6 +44,39 @@ STEP_TIME_DRIFT_PERCENT = 5.0
 MFU_BOUND = 0.75
 CONVERGENCE_MIN_CORRELATION = 0.95
 CONVERGENCE_MAX_FAILING_FRACTION = 0.10
+# A run of ours trains at the schedule its recipe states: its last logged loss is at most this fraction of its step-0
+# loss (check refuses a measured recipe of ours whose evidence shows less of a fall).
+LOSS_FALL_RATIO = 0.8
+LOSS_FALL_FROM = date(2026, 12, 6)  # the day the rule came in: earlier runs' notes say under what schedule they ran
+# A convergence arm on the learnable (markov) stream ends within this fraction above the stream's floor (ln 8).
+CONVERGENCE_FLOOR_TOLERANCE = 0.10
+# Frameworks that train the same model from the same initial checkpoint on the same rows agree at step 0 within
+# this (nats, absolute): the difference is rounding, not the model.
+STEP0_LOSS_TOLERANCE = 0.02
+
+
+def scheduled_lr(peak_lr: float, warmup_steps: int, decay: str, min_lr: float, step: int, steps: int) -> float:
+    """The learning rate of 0-based `step` of a run of `steps` steps: linear warm-up (step s of it trains at
+    peak x (s + 1) / warmup), then constant, or linear or cosine decay from the peak to `min_lr` at the last step.
+    Every framework the runner launches takes its rate from here, so their curves can be compared."""
+    if step < warmup_steps:
+        return peak_lr * (step + 1) / warmup_steps
+    if decay == "constant":
+        return peak_lr
+    span = steps - 1 - warmup_steps
+    progress = 1.0 if span <= 0 else min(1.0, (step - warmup_steps) / span)
+    if decay == "linear":
+        factor = 1.0 - progress
+    elif decay == "cosine":
+        factor = 0.5 * (1.0 + math.cos(math.pi * progress))
+    else:
+        raise ValueError(f"unknown learning-rate decay {decay!r} (constant, linear, cosine)")
+    return min_lr + (peak_lr - min_lr) * factor
+
+
+def loss_falls(first_loss: float, last_loss: float) -> bool:
+    """Whether a run learned: its last logged loss is at most LOSS_FALL_RATIO of its step-0 loss."""
+    return math.isfinite(first_loss) and math.isfinite(last_loss) and last_loss <= LOSS_FALL_RATIO * first_loss
 
 
 def window_steps(window: Sequence[int]) -> int:
@@ -723,7 +756,7 @@ class Derived:
     instance_usd_per_hour: float | None
 
 
-PRECISION_PEAK = {"bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8": "fp8", "fp8-cs": "fp8", "fp8-mx": "fp8",
+PRECISION_PEAK = {"bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8": "fp8", "fp8-cs": "fp8", "fp8-rw": "fp8", "fp8-mx": "fp8",
                   "fp8-ds": "fp8", "nvfp4": "fp4"}
 
 

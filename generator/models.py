@@ -147,10 +147,16 @@ class Precision(StrEnum):
     fp16 = "fp16"
     fp32 = "fp32"
     fp8 = "fp8"  # FP8 whose scaling recipe the source does not state
-    fp8_cs = "fp8-cs"
+    fp8_cs = "fp8-cs"  # FP8 with a current scale per tensor (NVIDIA's current scaling, torchao's tensorwise)
+    fp8_rw = "fp8-rw"  # FP8 with a current scale per row of each operand (torchao's rowwise)
     fp8_mx = "fp8-mx"
     fp8_ds = "fp8-ds"
     nvfp4 = "nvfp4"
+
+
+class Implementation(StrEnum):
+    other = "other"  # another framework's implementation of the model and training
+    same = "same"  # the same framework with its speed features off
 
 
 class RecomputeGranularity(StrEnum):
@@ -265,6 +271,26 @@ class Dataset(_Closed):
     build: DatasetBuild | None = Field(default=None, description="How the rows were built.")
 
 
+class LrDecay(StrEnum):
+    constant = "constant"  # the peak learning rate after warm-up, to the run's end
+    linear = "linear"  # from the peak after warm-up down to min_lr at the run's last step
+    cosine = "cosine"  # half a cosine from the peak after warm-up down to min_lr at the run's last step
+
+
+class Schedule(_Closed):
+    """The learning-rate schedule a run trains at (generator.figures.scheduled_lr is its one formula)."""
+
+    peak_lr: float = _finite(description="Peak learning rate, reached at the end of the warm-up.", gt=0, le=10)
+    warmup_steps: int = Field(description="Steps of linear warm-up: step s (0-based) of the warm-up trains at "
+                              "peak_lr x (s + 1) / warmup_steps; 0: no warm-up.", ge=0, le=MAX_COUNT)
+    decay: LrDecay = Field(strict=False, description="How the learning rate falls after the warm-up, over the rest of "
+                           "the run's steps: constant, linear or cosine.")
+    min_lr: float = _finite(default=0.0, description="Learning rate at the run's last step under linear or cosine "
+                            "decay (ignored under constant).", ge=0, le=10)
+    optimizer: str | None = Field(default=None, description="The optimizer and its settings (e.g. 'AdamW, betas "
+                                  "0.9/0.95, weight decay 0.1, fp32 master weights, gradient clipping at 1.0').")
+
+
 class Workload(_Closed):
     row_tokens: int = Field(description="Tokens per row (sequence length), in tokens.", gt=0, le=10_000_000)
     rows: str = Field(description="What a row holds (e.g. 'SFT conversations', 'synthetic tokens').")
@@ -277,6 +303,9 @@ class Workload(_Closed):
                     "counts 4N FLOPs per token, two thirds of 6N, as Megatron-Bridge's and AutoModel's own counts "
                     "do). Absent or null: not stated (never read as pre-training).")
     dataset: Dataset | None = Field(default=None, description="Data provenance.")
+    schedule: Schedule | None = Field(
+        default=None, description="The learning-rate schedule the run trains at. A framework the runner launches "
+        "reads it from here; null: not stated (a reported recipe whose source does not state it).")
 
 
 class LayerSplit(_Closed):
@@ -402,6 +431,19 @@ class TimeToTrain(_Closed):
                              ge=0, le=MAX_COUNT)
 
 
+class PeakMemory(_Closed):
+    """Peak GPU memory of the measured run, per GPU: the largest of every rank's own peak."""
+
+    allocated_gib: float | None = _finite(
+        default=None, description="Peak memory held by tensors (torch.cuda.max_memory_allocated), in GiB (2^30 "
+        "bytes); null: not stated.", gt=0, le=100_000)
+    reserved_gib: float | None = _finite(
+        default=None, description="Peak memory reserved by the framework's allocator (torch.cuda.max_memory_reserved: "
+        "what the card must hold), in GiB (2^30 bytes); null: not stated.", gt=0, le=100_000)
+    source: str = Field(description="Where the figures come from (the run's own summary line, a publication's "
+                        "column).", min_length=1)
+
+
 class Result(_Closed):
     tokens_per_s_per_gpu: float = _finite(
         description="Training throughput over the window, in tokens per second per GPU.", gt=0, le=1e9
@@ -458,6 +500,8 @@ class Result(_Closed):
         "cannot be verified.", min_length=1
     )
     profiler: bool = Field(default=False, description="Whether a profiler was on during the measured run.")
+    peak_memory: PeakMemory | None = Field(default=None, description="Peak GPU memory per GPU during the measured "
+                                           "run; null: not stated.")
     gpu_hours: float | None = _finite(default=None, description="GPU-hours the measured run took.", gt=0,
                                        le=MAX_GPU_HOURS)
     gpu_hours_note: str | None = Field(default=None, description="What the GPU-hours count.")
@@ -503,6 +547,12 @@ class Convergence(_Closed):
     pointwise_failures: int = Field(description="Steps outside the pointwise tolerance.", ge=0,
                                     le=MAX_COUNT)
     note: str | None = Field(default=None, description="What the two arms were.")
+    reference: str | None = Field(default=None, description="The reference arm: its framework (and version) and "
+                                  "options, e.g. 'torchtitan 0.2.2, same initial weights and rows'.")
+    implementation: Implementation | None = Field(
+        default=None, strict=False, description="Whether the reference arm is another implementation of the model and "
+        "training ('other': another framework from the same initial weights) or the same framework with its speed "
+        "features off ('same'); null: not stated (checks recorded before the field existed).")
 
 
 class QualityTarget(_Closed):
@@ -525,6 +575,9 @@ class Correctness(_Closed):
     configuration: Outcome | None = Field(strict=False, default=None, description="Configuration review verdict.")
     component_tests: list[ComponentTest] = Field(default_factory=list, description="Component tests.")
     convergence: Convergence | None = Field(default=None, description="Loss-convergence check.")
+    convergence_also: list[Convergence] = Field(
+        default_factory=list, description="Further loss-convergence checks beside `convergence` (against the other "
+        "frameworks, or a framework against itself), each shown as a line of its own.")
     rules: str | None = Field(default=None, description="Which rules the checks follow.")
     quality_target: QualityTarget | None = Field(
         default=None, description="A quality target the publication's own runs reached (a benchmark's convergence "

@@ -211,9 +211,20 @@ class Measurement:
             out["runs_cv_percent"] = self.runs_cv_percent
         if self.gpu_hours is not None:
             out["gpu_hours"] = self.gpu_hours
+        peak = self.peak_memory()
+        if peak is not None:
+            out["peak_memory"] = peak
         if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all
             del out["steps_per_run"]
         return out
+
+    def peak_memory(self) -> dict[str, float] | None:
+        """The largest peak memory per GPU any run's summary line states (allocated and reserved, GiB), or None."""
+        stated = [r.log.stated_peak_memory for r in self.runs if r.log.stated_peak_memory]
+        if not stated:
+            return None
+        return {key: round(max(p[key] for p in stated if key in p), 2)
+                for key in ("allocated_gib", "reserved_gib") if any(key in p for p in stated)}
 
     def evidence_fields(self) -> dict[str, Any]:
         """What the evidence sidecar records about how the figures were made (cv_basis, partial)."""

@@ -348,7 +348,7 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         print(f"stack differs from the recipe: {d}", file=out)
     g = gate(target.recipe, m.median.tokens_per_s_per_gpu)
     print("new recipe (--as-new): no recorded figure to compare" if options.as_new else g.describe(), file=out)
-    changes = result_changes(fields)
+    changes = result_changes(fields, target.recipe.result)
     if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
         changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(measured.gpu_hours_note or
                                                                    GPU_HOURS_NOTE[measured.source])
@@ -367,7 +367,10 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         new_text = splice(target.text, changes)
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{target.display}: {exc}") from None
+    if fields.get("peak_memory") is None and target.recipe.result.peak_memory is not None:  # the old was other runs'
+        changes[("result", "peak_memory")] = "null"
     extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
+             "peak_memory": fields.get("peak_memory"),
              "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
     data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
                           measured.command, env, diffs, measured.log_tail, _existing_evidence(target), extra)

@@ -37,9 +37,11 @@ PRECISION: dict[str, int | None] = {
 }
 RESULT_ORDER = [
     "tokens_per_s_per_gpu", "usd_per_million_tokens", "step_time_cv_percent", "mfu", "mfu_note", "active_params",
-    "measured", "steps_per_run", "window", "window_tokens", "runs", "runs_cv_percent", "profiler", "gpu_hours",
-    "gpu_hours_note", "partial",
+    "measured", "steps_per_run", "window", "window_tokens", "runs", "runs_cv_percent", "profiler", "peak_memory",
+    "gpu_hours", "gpu_hours_note", "partial",
 ]
+PEAK_MEMORY_SOURCE = ("the run's own summary line (every rank's peak, the largest over ranks and over the runs "
+                      "measured; torch.cuda.max_memory_allocated and max_memory_reserved)")
 
 
 class WriteError(Exception):
@@ -246,8 +248,20 @@ def _verify(old: Any, new: Any, changed: set[tuple[str, ...]]) -> None:
         raise WriteError("internal error: the splice changed fields it was not asked to; nothing written")
 
 
-def result_changes(figures: Mapping[str, Any]) -> dict[tuple[str, ...], str]:
-    return {("result", k): render(k, v) for k, v in figures.items() if k in PRECISION}
+def result_changes(figures: Mapping[str, Any], recipe_result: Any = None) -> dict[tuple[str, ...], str]:
+    """The result keys to splice; peak memory goes in as one flow mapping where the recipe has none, else key by
+    key (`recipe_result`: the recipe's parsed `result`, to tell which)."""
+    out = {("result", k): render(k, v) for k, v in figures.items() if k in PRECISION}
+    peak = figures.get("peak_memory")
+    if peak:
+        values = {k: f"{peak[k]:.2f}" if k in peak else "null" for k in ("allocated_gib", "reserved_gib")}
+        if recipe_result is not None and getattr(recipe_result, "peak_memory", None) is not None:
+            values["source"] = yaml_str(PEAK_MEMORY_SOURCE)
+            out.update({("result", "peak_memory", k): v for k, v in values.items()})
+        else:  # one flow mapping: its text is double-quoted (a flow context ends a plain scalar at a comma)
+            values["source"] = json.dumps(PEAK_MEMORY_SOURCE)
+            out[("result", "peak_memory")] = "{" + ", ".join(f"{k}: {v}" for k, v in values.items()) + "}"
+    return out
 
 
 def unified_diff(old: str, new: str, name: str) -> str:

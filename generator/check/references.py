@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from generator.check.context import RecipeContext
 
 
@@ -37,4 +39,18 @@ def file_placement(ctx: RecipeContext) -> None:
                 "gpu", "type")
 
 
-RULES = (catalog_references, file_placement)
+_RECIPE_PATH = re.compile(r"recipes/[^\s'\"]+?\.ya?ml\b")
+
+
+def run_names_itself(ctx: RecipeContext) -> None:
+    """A `run` that names a recipe file names this one: a copy whose run still launches the recipe it was copied
+    from would measure that recipe under this one's name."""
+    own = f"recipes/{ctx.loaded.id}.yaml"
+    for found in _RECIPE_PATH.finditer(ctx.recipe.run):
+        if found.group(0) != own:
+            ctx.bad_in_text(re.compile(re.escape(found.group(0))), f"runs {found.group(0)}, another recipe file; "
+                            f"a recipe's run names its own file ({own})", "run")
+            return
+
+
+RULES = (catalog_references, file_placement, run_names_itself)

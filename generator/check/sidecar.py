@@ -89,6 +89,24 @@ def _check_against(ctx: RecipeContext, name: str, data: dict) -> None:
     recorded = data.get("result") if isinstance(data.get("result"), dict) else {}
     if res.measured is not None and recorded.get("measured") != res.measured.isoformat():
         ctx.bad(f"stated {res.measured} but {name} was measured on {recorded.get('measured')}", "result", "measured")
+    _loss_falls(ctx, name, data)
+
+
+def _loss_falls(ctx: RecipeContext, name: str, data: dict) -> None:
+    """A run of ours from initialisation (its evidence starts at step 0) trains at the schedule its recipe states:
+    its last logged loss is at most figures.LOSS_FALL_RATIO of its step-0 loss. For runs measured from
+    figures.LOSS_FALL_FROM on; earlier ones keep their notes saying under what schedule they ran."""
+    measured = ctx.recipe.result.measured
+    if measured is None or measured < figures.LOSS_FALL_FROM or data.get("source") != "launch":
+        return
+    steps = [s for s in data.get("steps", []) if isinstance(s, dict) and isinstance(s.get("loss"), int | float)]
+    if len(steps) < 2 or steps[0].get("step") != 0:
+        return
+    first, last = float(steps[0]["loss"]), float(steps[-1]["loss"])
+    if not figures.loss_falls(first, last):
+        ctx.bad(f"{name}: the run did not learn at its schedule: its last logged loss {last:.4f} (step "
+                f"{steps[-1].get('step')}) is above {figures.LOSS_FALL_RATIO:g} x its step-0 loss {first:.4f}",
+                "workload", "schedule")
 
 
 def _runs_agree(ctx: RecipeContext, name: str, data: dict, runs: list) -> None:

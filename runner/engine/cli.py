@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from runner.engine import schedule
+
 # `train` exits 2 when the recipe cannot be trained by the engine or the runner extra is not installed.
 EXIT_CANNOT_TRAIN = 2
 TRAIN_EPILOG = """exit codes:
@@ -43,20 +45,22 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--data", choices=["pattern", "random", "markov"], default="pattern",
                    help="synthetic token kind (markov: the learnable stream of runner/engine/streams.py, for "
                    "convergence checks)")
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--warmup-steps", type=int, default=0, help="linear learning-rate warm-up over N steps (default 0)")
+    schedule.add_arguments(p)
+    p.add_argument("--init", choices=["seeded", "megatron"], default="seeded",
+                   help="seeded: the initial checkpoint every framework here starts from (runner/engine/"
+                   "initial_weights.py; default); megatron: megatron-core's own initialisation")
     p.set_defaults(func=main)
     return p
 
 
 def main(args: argparse.Namespace) -> int:
+    made = plan_and_options(args)  # the recipe's refusals first (precision, layout): they need no torch
+    if isinstance(made, int):
+        return made
     if missing_extra():
         return EXIT_CANNOT_TRAIN
     from runner.engine.train import run
 
-    made = plan_and_options(args)
-    if isinstance(made, int):
-        return made
     run(*made)
     return 0
 
@@ -90,11 +94,16 @@ def plan_and_options(args: argparse.Namespace):
                 print(f"error: {problem}", file=sys.stderr)
             return EXIT_CANNOT_TRAIN
         raise
+    try:
+        run_schedule = schedule.from_args(plan.stated_schedule, args, plan.recipe_path)
+    except schedule.ScheduleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_TRAIN
     opts = EngineOptions(
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
         triton_swiglu=not args.no_triton_swiglu, distributed_optimizer=not args.no_distributed_optimizer,
-        cross_entropy=args.cross_entropy, wgrad_fusion=not args.no_wgrad_fusion, lr=args.lr, cpu=args.cpu, data=args.data,
-        warmup_steps=args.warmup_steps,
+        cross_entropy=args.cross_entropy, wgrad_fusion=not args.no_wgrad_fusion, schedule=run_schedule, cpu=args.cpu,
+        data=args.data, init=args.init,
     )
     return plan, opts
 

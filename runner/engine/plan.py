@@ -77,6 +77,7 @@ class EnginePlan:
     vocab_size: int  # padded so that it divides by TP
     seed: int = 1234
     notes: tuple[str, ...] = field(default_factory=tuple)
+    stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
 
     @property
     def world_size(self) -> int:
@@ -223,6 +224,7 @@ def make_plan(
         global_batch=recipe.workload.global_batch, row_tokens=recipe.workload.row_tokens,
         num_microbatches=recipe.workload.global_batch // per_step, steps=n_steps,
         precision=recipe.workload.precision.value, attention_backend=backend, vocab_size=vocab, notes=tuple(notes),
+        stated_schedule=recipe.workload.schedule,
     )
 
 

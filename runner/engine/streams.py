@@ -117,10 +117,3 @@ def step_rows(step: int, micro: int, rows_per_microbatch: int, num_microbatches:
     """The first stream row of micro-batch `micro` of `step` on data-parallel rank `dp_rank` (the engine's order:
     each step takes the next global batch of rows, each rank a contiguous block of it)."""
     return step * global_batch + dp_rank * rows_per_microbatch * num_microbatches + micro * rows_per_microbatch
-
-
-def warmup_lr(lr: float, step: int, warmup_steps: int) -> float:
-    """Linear warm-up to `lr` over `warmup_steps` steps (step 0 trains at lr / warmup_steps), then constant."""
-    if warmup_steps <= 0:
-        return lr
-    return lr * min(1.0, (step + 1) / warmup_steps)

@@ -19,7 +19,8 @@ from typing import TextIO
 
 from runner.engine import SUMMARY_PREFIX
 from runner.engine.plan import EnginePlan
-from runner.engine.streams import MarkovStream, PatternStream, step_rows, warmup_lr
+from runner.engine.schedule import RunSchedule
+from runner.engine.streams import MarkovStream, PatternStream, step_rows
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,12 @@ class EngineOptions:
     cross_entropy: str = "engine"  # engine: runner/engine/loss.py; megatron-fused; megatron (unfused)
     wgrad_fusion: bool = True  # weight gradients accumulated into the fp32 buffer by the GEMM (runner/engine/wgrad.py)
     triton_swiglu: bool = True  # SwiGLU's backward as one Triton kernel (runner/engine/swiglu.py), with `compile`
-    lr: float = 3e-4
+    schedule: RunSchedule = RunSchedule(3e-4, 0, "constant", 0.0, "default")  # the recipe's, resolved by the cli
     cpu: bool = False  # gloo on CPU in fp32 (tests); otherwise NCCL on CUDA
     data: str = "pattern"  # pattern: a bijective bigram; random: uniform tokens; markov: runner/engine/streams.py
-    warmup_steps: int = 0  # linear learning-rate warm-up (runner.engine.streams.warmup_lr); 0: constant lr
+    # seeded: the checkpoint of runner/engine/initial_weights.py, the one every framework here starts from (one
+    # GPU's worth of model: tp = pp = 1); megatron: megatron-core's own initialisation (tp or pp > 1)
+    init: str = "seeded"
 
 
 def _free_port() -> int:
@@ -80,6 +83,7 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
     tensor_parallel.model_parallel_cuda_manual_seed(plan.seed)
 
     model, config = _build_model(plan, opts, use_cuda)
+    init = _initialise(model, plan, opts)
     bf16 = plan.precision == "bf16" and use_cuda
     if bf16:
         model = Float16Module(config, model)
@@ -88,8 +92,8 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
     )
     model = DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
     opt_config = OptimizerConfig(
-        optimizer="adam", lr=opts.lr, min_lr=opts.lr, weight_decay=0.1, adam_beta1=0.9, adam_beta2=0.95,
-        adam_eps=1e-8, clip_grad=1.0, bf16=bf16, params_dtype=config.params_dtype,
+        optimizer="adam", lr=opts.schedule.peak_lr, min_lr=opts.schedule.min_lr, weight_decay=0.1, adam_beta1=0.9,
+        adam_beta2=0.95, adam_eps=1e-8, clip_grad=1.0, bf16=bf16, params_dtype=config.params_dtype,
         use_distributed_optimizer=opts.distributed_optimizer,
     )
     optimizer = get_megatron_optimizer(opt_config, [model])
@@ -122,7 +126,7 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
     init_norm = _weight_norm(model)
     records: list[dict] = []
     for step in range(plan.steps):
-        _set_lr(optimizer, warmup_lr(opts.lr, step, opts.warmup_steps))
+        _set_lr(optimizer, opts.schedule.lr(step, plan.steps))
         if use_cuda:
             torch.cuda.synchronize()
         dist.barrier()
@@ -153,24 +157,27 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
                   "skipped": not ok}
         if use_cuda:
             record["max_memory_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 3)
+        record["lr"] = opts.schedule.lr(step, plan.steps)
         records.append(record)
         if on_step_end is not None:
             on_step_end(step)
         if rank == 0:
             out.write(format_engine_step(step, plan.steps, elapsed, record["loss"], plan.tokens_per_step) + "\n")
             out.flush()
+    peak = _peak_memory(use_cuda)
     if rank == 0:
         summary = {
             "recipe": plan.recipe_id, "model": plan.model, "attention_backend": _backend_text(plan, use_cuda),
             "layout": {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "sequence_parallel": plan.sequence_parallel,
                        "rows_per_microbatch": plan.rows_per_microbatch, "num_microbatches": plan.num_microbatches,
                        "recompute": plan.recompute_granularity},
-            "options": opts.__dict__, "init_weight_norm": init_norm,
+            "options": _options_dict(opts), "init_weight_norm": init_norm, "initial_weights": init,
+            "schedule": opts.schedule.as_dict(), "precision": plan.precision, "peak_memory": peak,
             "gradient_accumulation_fusion": config.gradient_accumulation_fusion,
             "versions": _versions(), "notes": list(plan.notes),
             "peak_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 3) if use_cuda else None,
             "gpu_name": torch.cuda.get_device_name() if use_cuda else None,
-            "per_step": [{k: r.get(k) for k in ("grad_norm", "skipped", "max_memory_gb")} for r in records],
+            "per_step": [{k: r.get(k) for k in ("grad_norm", "skipped", "max_memory_gb", "lr")} for r in records],
         }
         out.write(SUMMARY_PREFIX + json.dumps(summary) + "\n")
         out.flush()
@@ -254,6 +261,44 @@ def _build_model(plan: EnginePlan, opts: EngineOptions, use_cuda: bool):
     if use_cuda:
         model.cuda(torch.cuda.current_device())
     return model, config
+
+
+def _initialise(model, plan: EnginePlan, opts: EngineOptions) -> dict:
+    """Copies the seeded initial checkpoint into the model (tp = pp = 1), or keeps megatron-core's initialisation
+    (a layout whose ranks hold slices of the model: the checkpoint is not sliced here); says which."""
+    if opts.init == "megatron" or plan.tp * plan.pp > 1:
+        why = "asked" if opts.init == "megatron" else "tp x pp > 1: the seeded checkpoint is not sliced"
+        return {"kind": "megatron-core's own (std 0.02, output projections scaled by 1/sqrt(2 x layers))",
+                "why": why, "seed": plan.seed}
+    from runner.engine.initial_weights import Dims, load_into
+
+    dims = Dims(layers=plan.arch.layers, hidden=plan.arch.hidden_size, ffn_hidden=plan.arch.ffn_hidden_size,
+                heads=plan.arch.attention_heads, kv_heads=plan.kv_heads, head_dim=plan.head_dim,
+                vocab_size=plan.vocab_size, tied_embeddings=plan.arch.tied_embeddings, qk_norm=plan.arch.qk_norm)
+    norm = load_into(model, dims, plan.seed, "megatron")
+    return {"kind": "seeded checkpoint (runner/engine/initial_weights.py)", "seed": plan.seed,
+            "checkpoint_norm": norm}
+
+
+def _peak_memory(use_cuda: bool) -> dict | None:
+    """Every rank's peak allocated and reserved memory, the largest of each over the ranks, in GiB."""
+    if not use_cuda:
+        return None
+    import torch
+    import torch.distributed as dist
+
+    peaks = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()],
+                         dtype=torch.float64, device="cuda")
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(peaks, op=dist.ReduceOp.MAX)
+    return {"allocated_gib": round(float(peaks[0]) / 2**30, 3), "reserved_gib": round(float(peaks[1]) / 2**30, 3),
+            "ranks": dist.get_world_size() if dist.is_initialized() else 1}
+
+
+def _options_dict(opts: EngineOptions) -> dict:
+    from dataclasses import asdict
+
+    return asdict(opts)
 
 
 def _wgrad_fusion_ready() -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from generator.load import load_recipe
 from generator.registry import load_catalog
+from runner.engine import schedule
 
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
 
@@ -56,6 +57,8 @@ class Plan:
     precision: str
     tiny: bool = False
     seed: int = SEED
+    stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
+    qk_norm: bool = False
 
     @property
     def num_microbatches(self) -> int:
@@ -108,7 +111,8 @@ def make_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_mic
                   tied_embeddings=arch.tied_embeddings)
     plan = Plan(recipe_path=str(path), recipe_id=loaded.id, model=recipe.model, shape=shape,
                 row_tokens=recipe.workload.row_tokens, global_batch=recipe.workload.global_batch,
-                rows_per_microbatch=mbs, steps=n_steps, precision=recipe.workload.precision.value)
+                rows_per_microbatch=mbs, steps=n_steps, precision=recipe.workload.precision.value,
+                stated_schedule=recipe.workload.schedule, qk_norm=arch.qk_norm)
     return replace(plan, shape=TINY_SHAPE, row_tokens=TINY_ROW_TOKENS, tiny=True) if tiny else plan
 
 
@@ -126,9 +130,33 @@ def add_common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--rows-per-microbatch", type=int, help="override layout.rows_per_microbatch")
     ap.add_argument("--data", choices=["pattern", "markov"], default="pattern",
                     help="runner/engine/streams.py stream (markov: the learnable one, for convergence checks)")
-    ap.add_argument("--lr", type=float, default=3e-4)
-    ap.add_argument("--warmup-steps", type=int, default=0, help="linear learning-rate warm-up over N steps")
+    schedule.add_arguments(ap)
     ap.add_argument("--tiny", action="store_true", help="the tiny flavour: a proof of the glue, not a figure")
+
+
+def refuse_precision(plan: Plan, runs: dict[str, str], framework: str) -> str:
+    """The framework's name for the recipe's precision (`runs`: recipe precision -> how it is run), or PlanError
+    naming the precision and what the framework can run. Decided from the recipe alone, before any framework is
+    imported, so that no precision is ever run silently as another."""
+    if plan.precision not in runs:
+        raise PlanError(f"{plan.recipe_path}: workload.precision: {framework} cannot run {plan.precision} here; it "
+                        f"runs {', '.join(sorted(runs))}")
+    return runs[plan.precision]
+
+
+def schedule_of(plan: Plan, args: argparse.Namespace) -> schedule.RunSchedule:
+    """The run's learning-rate schedule: the recipe's, with the command line's overrides (PlanError if none)."""
+    try:
+        return schedule.from_args(plan.stated_schedule, args, plan.recipe_path)
+    except schedule.ScheduleError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def dims(plan: Plan):
+    """The plan's shapes as runner/engine/initial_weights.py takes them."""
+    from runner.engine.initial_weights import dims_of
+
+    return dims_of(plan.shape, plan.qk_norm)
 
 
 def plan_from_args(args: argparse.Namespace) -> Plan:

@@ -25,7 +25,9 @@ from runner.logs.base import (
     plausible_date,
     read_lines,
     run_bounds,
+    stated_peak_memory,
     stated_stack,
+    stated_summary,
     tail,
     timestamp,
 )
@@ -112,7 +114,9 @@ def parse_file(path: Path, fmt: str | None) -> ParsedLog:
     except OSError as exc:
         raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None
     if log.steps:
-        log.stated_stack = stated_stack(read_lines(path))
+        summary = stated_summary(read_lines(path))
+        log.stated_stack = stated_stack((), summary)
+        log.stated_peak_memory = stated_peak_memory(summary)
     if not log.steps:
         other = sniff(read_lines(path))
         hint = f"; the log looks like the {other} format" if other and other != fmt else f" (known: {known_formats()})"

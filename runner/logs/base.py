@@ -61,6 +61,8 @@ class ParsedLog:
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
     stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
+    # the run's peak memory per GPU as its summary line states it ({"allocated_gib", "reserved_gib"}), or None
+    stated_peak_memory: dict[str, float] | None = None
 
     @property
     def shown(self) -> tuple[int, int] | None:
@@ -285,22 +287,42 @@ SUMMARY_PREFIXES = ("openrecipes-framework ", "openrecipes-engine ")
 _SUMMARY_KEYS = {"python": "python", "torch": "pytorch", "cuda": "cuda", "nccl": "nccl", "megatron_core": "megatron_core"}
 
 
-def stated_stack(lines: Iterable[str]) -> dict[str, str]:
-    """The stack a run printed about itself in its last summary line, as environment keys (framework "name version",
-    pytorch, python, cuda, nccl, megatron_core, gpu_name); {} for a log without one (any other framework's)."""
+def stated_summary(lines: Iterable[str]) -> dict:
+    """The last summary line a run of ours printed (its JSON object), or {} for a log without one."""
     import json
 
     last = None
     for line in lines:
         if line.startswith(SUMMARY_PREFIXES):
             last = line
-    if last is None:
+    if last is None or not last.endswith("\n") and not last.rstrip().endswith("}"):
         return {}
     try:
         data = json.loads(last.split(" ", 1)[1])
     except ValueError:
         return {}
-    if not isinstance(data, dict):
+    return data if isinstance(data, dict) else {}
+
+
+def stated_peak_memory(summary: dict) -> dict[str, float] | None:
+    """The run's peak memory per GPU from its summary line ({"allocated_gib", "reserved_gib"}, each a positive
+    finite number or left out), or None where the line states none."""
+    peak = summary.get("peak_memory")
+    if not isinstance(peak, dict):
+        return None
+    out = {}
+    for key in ("allocated_gib", "reserved_gib"):
+        value = peak.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            out[key] = float(value)
+    return out or None
+
+
+def stated_stack(lines: Iterable[str], summary: dict | None = None) -> dict[str, str]:
+    """The stack a run printed about itself in its last summary line, as environment keys (framework "name version",
+    pytorch, python, cuda, nccl, megatron_core, gpu_name); {} for a log without one (any other framework's)."""
+    data = stated_summary(lines) if summary is None else summary
+    if not data:
         return {}
     versions = data.get("versions") if isinstance(data.get("versions"), dict) else data
     out = {key: str(versions[name]) for name, key in _SUMMARY_KEYS.items() if versions.get(name) not in (None, "")}

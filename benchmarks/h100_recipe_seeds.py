@@ -1,0 +1,162 @@
+"""The H100 recipes' starting texts, made from the H200 recipes of the same frameworks (issue 38).
+
+`python benchmarks/h100_recipe_seeds.py [--root .] [--only NAME ...]` writes recipes/<model>/h100/<name>.yaml for
+each entry of SEEDS that is not there yet: the H200 recipe's text with the H100 hardware (one H100 80 GB, AWS
+p5.4xlarge), the shape the entry names (rows of 4,096 tokens, the micro-batch), the schedule every framework now
+trains at (workload.schedule), its own `run`, and placeholder figures: `result.measured: null`, the convention for
+"not measured yet", until `python -m runner remeasure --accept-change` writes the run's figures. Its correctness
+evidence is not carried over (it was the H200 run's); the convergence checks are written after the runs by
+`python -m runner convergence --write`. benchmarks/h100_recipes.sh runs it on the device before measuring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# The schedule every framework's recipe states (issue 38): AdamW at a peak of 1e-4 after 5 warm-up steps, cosine
+# decay to 1e-5 at the run's last step. At 3e-4 with no warm-up the tied 1B model stalled in the engine (12.16 ->
+# 11.92 in 30 steps) and bounced back with 10 warm-up steps; at a constant 1e-4 it fell to 3.61 in 30 steps.
+SCHEDULE = ("  schedule:\n    peak_lr: 1.0e-4\n    warmup_steps: 5\n    decay: cosine\n    min_lr: 1.0e-5\n"
+            "    optimizer: AdamW (betas 0.9/0.95, eps 1e-8, weight decay 0.1) on fp32 master weights, gradient clipping "
+            "at 1.0\n")
+GPU = ("gpu:\n  type: H100\n  memory_gb: 80\n  count: 1\n  per_node: 1\n  instance: AWS p5.4xlarge\n")
+
+
+@dataclass(frozen=True)
+class Seed:
+    model_dir: str
+    name: str  # the H100 recipe's file name (no .yaml)
+    source: str  # the H200 recipe it starts from: <model_dir>/h200/<source>.yaml
+    rows_per_microbatch: int
+    precision: str = "bf16"
+
+
+SEEDS = (
+    Seed("llama-3.2-1b", "engine-sdpa-4k", "engine-sdpa-4k", 1),
+    Seed("llama-3.2-1b", "torchtitan-4k", "torchtitan-4k", 2),
+    Seed("llama-3.2-1b", "transformers-4k", "transformers-4k", 1),
+    Seed("llama-3.2-3b", "engine-sdpa-4k", "engine-sdpa-8k", 1),
+    Seed("llama-3.2-3b", "torchtitan-4k", "torchtitan-8k", 1),
+    Seed("llama-3.2-3b", "transformers-4k", "transformers-8k", 1),
+    Seed("llama-3.2-1b", "torchtitan-fp8-4k", "torchtitan-4k", 2, "fp8-cs"),
+    Seed("llama-3.2-3b", "torchtitan-fp8-4k", "torchtitan-8k", 1, "fp8-cs"),
+)
+
+
+def seed_text(root: Path, seed: Seed) -> str:
+    from runner.yaml_edit import load_rt, replace_top_block, splice, yaml_str
+
+    source = root / "recipes" / seed.model_dir / "h200" / f"{seed.source}.yaml"
+    text = source.read_text(encoding="utf-8")
+    new_id = f"{seed.model_dir}/h100/{seed.name}"
+    doc = load_rt(text)
+    microbatches = doc["workload"]["global_batch"] // seed.rows_per_microbatch
+    changes = {
+        ("status",): "measured",
+        ("stack", "gpu_name"): yaml_str("NVIDIA H100 80GB HBM3"),
+        ("workload", "row_tokens"): "4096",
+        ("workload", "precision"): seed.precision,
+        ("layout", "rows_per_microbatch"): str(seed.rows_per_microbatch),
+        ("result", "measured"): "null",
+        ("result", "tokens_per_s_per_gpu"): "1.0",
+        ("result", "step_time_cv_percent"): "null",
+        ("result", "window_tokens"): str(15 * doc["workload"]["global_batch"] * 4096),
+    }
+    text = splice(text, changes)
+    text = replace_top_block(text, "gpu", GPU)
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("layout:"))
+    lines[at:at] = [SCHEDULE]
+    text = "".join(lines)
+    framework = doc["stack"]["framework"].split()[0]
+    summary = _summary(framework, microbatches, seed)
+    text = splice(text, {("layout", "summary"): yaml_str(summary),
+                         ("layout", "highlights"): yaml_str(_highlights(framework, seed)),
+                         ("stack", "source"): yaml_str(STACK_SOURCE)})
+    text = replace_top_block(text, "correctness", "")
+    module = {"openrecipes-engine": "runner train", "torchtitan": "runner.frameworks.torchtitan",
+              "transformers": "runner.frameworks.transformers"}[framework]
+    text = replace_top_block(text, "run", f"run: |\n  python3 -m {module} recipes/{new_id}.yaml\n")
+    text = replace_top_block(text, "notes", "notes: |\n  - Seeded from recipes/"
+                             f"{seed.model_dir}/h200/{seed.source}.yaml by benchmarks/h100_recipe_seeds.py; the "
+                             "figures are written by `python -m runner remeasure` on the H100.\n")
+    for key in ("step_time_cv_note", "runs_cv_percent", "gpu_hours", "gpu_hours_note", "usd_per_million_tokens", "mfu",
+                "mfu_note"):
+        text = _drop_result_key(text, key)
+    first, _, rest = text.partition("\n")
+    return f"# recipes/{new_id}.yaml\n" + rest
+
+
+STACK_SOURCE = ("the device image's torch and Python; megatron-core, torchtitan, torchao and their needs from carried "
+                "wheels (benchmarks/h100_recipes.sh); captured by the runner in the evidence file")
+
+
+def _highlights(framework: str, seed: Seed) -> str:
+    mb = f"micro-batch {seed.rows_per_microbatch}"
+    fp8 = ", float8 tensorwise (torchao)" if seed.precision.startswith("fp8") else ""
+    return {"openrecipes-engine": f"the bundled engine, SDPA, {mb}, no recompute",
+            "torchtitan": f"torchtitan, compiled model and loss{fp8}, {mb}, no activation checkpointing",
+            "transformers": f"plain transformers loop, SDPA, fp32 master weights under bf16 autocast, {mb}"}[framework]
+
+
+def _summary(framework: str, microbatches: int, seed: Seed) -> str:
+    rows = f"8 rows of 4,096 tokens per step in {microbatches} micro-batches of {seed.rows_per_microbatch} " \
+           f"row{'s' if seed.rows_per_microbatch > 1 else ''}"
+    start = "the seeded initial checkpoint every framework here starts from (runner/engine/initial_weights.py), " \
+            "output layer tied to the embedding as the card states"
+    if framework == "openrecipes-engine":
+        return (f"one GPU; {rows}; no recompute; SDPA attention; {start}; fused torch AdamW on fp32 master weights "
+                "(megatron distributed optimizer) at the recipe's schedule, torch.compile'd RMSNorm and rotary "
+                "embedding, megatron's compiled SwiGLU forward with the engine's Triton backward, the engine's "
+                "vocab-parallel cross entropy, weight gradients accumulated into fp32 by the GEMM")
+    if framework == "torchtitan":
+        fp8 = ("; torchao float8 training of every linear layer but the output (tensorwise dynamic scaling)"
+               if seed.precision.startswith("fp8") else "")
+        return (f"one GPU; {rows}; torchtitan's llama3 model and trainer with a flavour registered at launch from the "
+                f"model card; {start}; bf16 mixed precision by autocast over fp32 weights{fp8}; torch.compile of the "
+                "model (per block) and the loss; no activation checkpointing; SDPA attention; torch's fused AdamW at "
+                "the recipe's schedule, gradient clipping at 1.0")
+    return (f"one GPU; {rows}; transformers' LlamaForCausalLM from the model card; {start}; fp32 master weights with "
+            "the forward and backward under bf16 autocast, SDPA attention, torch's fused AdamW at the recipe's "
+            "schedule, gradient clipping at 1.0, cross entropy on fp32 logits; no compile, no recompute")
+
+
+def _drop_result_key(text: str, key: str) -> str:
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(f"  {key}:"):
+            end = i + 1
+            while end < len(lines) and lines[end].startswith("    "):
+                end += 1
+            del lines[i:end]
+            break
+    return "".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", type=Path, default=ROOT)
+    ap.add_argument("--only", nargs="*", help="model_dir/name entries to write (default: all)")
+    args = ap.parse_args(argv)
+    for seed in SEEDS:
+        key = f"{seed.model_dir}/{seed.name}"
+        if args.only and key not in args.only:
+            continue
+        path = args.root / "recipes" / seed.model_dir / "h100" / f"{seed.name}.yaml"
+        if path.exists():
+            print(f"{path}: exists, kept")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(seed_text(args.root, seed), encoding="utf-8")
+        print(f"{path}: seeded")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Issue 38 (and 39's FP8 recipes) on one H100: the bundled engine, torchtitan 0.2.2 and the transformers loop, each
+# at the schedule its recipe states, from the same seeded initial checkpoint, on the same rows.
+# Stages in order of value; several may be named in one call (the device allows 10 minutes a call). Every step runs
+# under `timeout`, capped by what is left of BUDGET_S (570 s from the start by default); outputs are packed into
+# $OUT/results.tgz after every step, so a call cut short still returns what finished.
+#
+#   bash benchmarks/h100_recipes.sh measure-1b    seeds the H100 recipes (benchmarks/h100_recipe_seeds.py), then
+#                                                 `remeasure --runs 3` of the 1B recipes: engine, torchtitan,
+#                                                 transformers loop (~120 + 130 + 110 s)
+#   bash benchmarks/h100_recipes.sh converge-1b   200 steps of the markov stream at the recipes' schedule in each
+#                                                 framework (~170 + 160 + 200 s); `runner convergence` of each pair
+#   bash benchmarks/h100_recipes.sh measure-3b    the 3B recipes, 3 runs each (~180 + 200 + 170 s)
+#   bash benchmarks/h100_recipes.sh fp8           torchtitan's float8 recipes at 1B and 3B, 3 runs each
+#
+# Wheels (carry .whl): those of benchmarks/h200_frameworks.sh plus torchao==0.18.0 (torchtitan's float8 converter);
+# .whl/fallback holds tensorboard and its needs, installed only where `import tensorboard` fails.
+# CPU rehearsal: CPU_PROOF=1 with PYTHONPATH naming a site with torchtitan and transformers, in a copy of the
+# registry whose Llama-3.2 cards are tiny (tests/frameworks/rehearse.sh makes one): same commands, CPU flags.
+set -u
+cd "$(dirname "$0")/.."
+START=$SECONDS
+BUDGET_S=${BUDGET_S:-570}
+OUT=${OUT:-/tmp/h100_recipes_out}
+W=$OUT/work; mkdir -p "$W"
+pack() { tar czf "$OUT/results.tgz" -C "$OUT" work; }
+if [ -z "${CPU_PROOF:-}" ]; then
+  if [ ! -e /tmp/site/.installed ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+      || exit 1
+    touch /tmp/site/.installed
+  fi
+  export PYTHONPATH=/tmp/site:$PWD
+  if ! python3 -c 'import tensorboard' 2>/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/fallback/*.whl \
+      || exit 1
+    echo "tensorboard installed from .whl/fallback"
+  fi
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,power.limit --format=csv > "$W/gpu.txt"
+else
+  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+  export OPENRECIPES_GPUS=${OPENRECIPES_GPUS:-1xNVIDIA H100 80GB HBM3}  # the runner's stand-in for NVML (tests)
+  : > "$W/gpu.txt"
+fi
+export PYTHONUNBUFFERED=1 CUDA_DEVICE_MAX_CONNECTIONS=1 PYTHONWARNINGS=ignore
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+python3 -c 'import sys, torch; print(sys.version); print(torch.__version__, torch.version.cuda)' >> "$W/gpu.txt"
+python3 -c 'import importlib.metadata as m; print({d: m.version(d) for d in ("torchtitan", "transformers", "torchao", "megatron-core")})' \
+  >> "$W/gpu.txt" 2>&1
+cat "$W/gpu.txt"
+python3 benchmarks/h100_recipe_seeds.py
+echo "setup wall=$((SECONDS - START))s"
+
+cap() {  # cap SECONDS: the step's limit, no more than what is left of the budget (10 s kept for the pack)
+  local left=$((BUDGET_S - (SECONDS - START) - 10))
+  [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
+}
+step() {  # step NAME CAP COMMAND...: the command's output kept whole (compressed later) and its tail shown
+  local name=$1 t; t=$(cap "$2"); shift 2
+  if [ "$t" -le 5 ]; then echo "$name skipped: the budget is spent"; return; fi
+  local s=$SECONDS
+  timeout "$t" "$@" > "$W/$name.log" 2>&1
+  echo "$name rc=$? wall=$((SECONDS - s))s (cap ${t}s)"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-6}"
+  pack
+}
+remeasure() {  # remeasure NAME CAP RECIPE RUN_CAP: 3 runs; the runner writes the recipe and its evidence
+  local name=$1 t=$2 recipe=$3 per_run=$4
+  TAILN=8 step "remeasure-$name" "$t" python3 -m runner remeasure "$recipe" --runs 3 --yes --json --accept-change \
+    --timeout "$per_run"
+  cp "$recipe" "$W/$name.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/$name.evidence.json" 2>/dev/null
+  local d; d=$(ls -dt .openrecipes-runs/*/*/"$(basename "${recipe%.yaml}")"/*/ 2>/dev/null | grep "/$(basename "$(dirname "$recipe")")/" | head -1)
+  for l in "$d"run*.log; do [ -e "$l" ] && gzip -c "$l" > "$W/$name.$(basename "$l").gz"; done
+  python3 benchmarks/h100_losses.py "$d"run*.log 2>&1 | tail -4
+  pack
+}
+arm() {  # arm NAME CAP MODULE [SUBCOMMAND] RECIPE: one convergence arm at the recipe's schedule, raw log compressed
+  local name=$1 t=$2; shift 2
+  step "$name" "$t" python3 -m "$@" --steps "$CONV_STEPS" --data markov
+  gzip -kf "$W/$name.log"
+}
+compare() {  # compare CANDIDATE REFERENCE
+  python3 -m runner convergence "$W/$1.log" "$W/$2.log" > "$W/convergence-$1-vs-$2.txt" 2>&1
+  echo "convergence $1 vs $2: rc=$? $(tail -1 "$W/convergence-$1-vs-$2.txt")"
+  pack
+}
+E1=recipes/llama-3.2-1b/h100/engine-sdpa-4k.yaml
+T1=recipes/llama-3.2-1b/h100/torchtitan-4k.yaml
+H1=recipes/llama-3.2-1b/h100/transformers-4k.yaml
+E3=recipes/llama-3.2-3b/h100/engine-sdpa-4k.yaml
+T3=recipes/llama-3.2-3b/h100/torchtitan-4k.yaml
+H3=recipes/llama-3.2-3b/h100/transformers-4k.yaml
+F1=recipes/llama-3.2-1b/h100/torchtitan-fp8-4k.yaml
+F3=recipes/llama-3.2-3b/h100/torchtitan-fp8-4k.yaml
+CONV_STEPS=${CONV_STEPS:-200}
+for stage in "$@"; do
+  case "$stage" in
+  measure-1b)
+    remeasure engine-1b 170 "$E1" 90
+    remeasure torchtitan-1b 180 "$T1" 100
+    remeasure transformers-1b 150 "$H1" 80
+    ;;
+  converge-1b)  # the engine's arm first: the other two are compared against it
+    arm conv-1b-engine 190 runner.engine train "$E1"
+    arm conv-1b-torchtitan 180 runner.frameworks.torchtitan "$T1"
+    arm conv-1b-transformers 210 runner.frameworks.transformers "$H1"
+    compare conv-1b-torchtitan conv-1b-engine
+    compare conv-1b-transformers conv-1b-engine
+    compare conv-1b-transformers conv-1b-torchtitan
+    python3 benchmarks/h100_losses.py "$W"/conv-1b-*.log 2>&1 | tail -4
+    ;;
+  measure-3b)
+    remeasure engine-3b 200 "$E3" 110
+    remeasure torchtitan-3b 210 "$T3" 120
+    remeasure transformers-3b 190 "$H3" 110
+    ;;
+  fp8)
+    remeasure torchtitan-fp8-1b 170 "$F1" 100
+    remeasure torchtitan-fp8-3b 200 "$F3" 120
+    ;;
+  *) echo "unknown stage $stage (measure-1b, converge-1b, measure-3b, fp8)"; exit 2 ;;
+  esac
+done
+echo "total wall=$((SECONDS - START))s"
+pack
