@@ -22,7 +22,6 @@ from runner.engine.streams import (
     markov_floor,
     markov_states,
     markov_unigram_loss,
-    warmup_lr,
 )
 from tests.engine import forked_ranks
 from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, VOCAB, cpu_env, make_registry
@@ -78,8 +77,10 @@ def test_a_tiny_vocabulary_uses_half_of_it_and_a_too_small_one_is_refused() -> N
 
 
 def test_warmup_is_linear_then_constant() -> None:
-    assert [warmup_lr(1.0, s, 4) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
-    assert warmup_lr(3e-4, 0, 0) == 3e-4
+    from generator.figures import scheduled_lr
+
+    assert [scheduled_lr(1.0, 4, "constant", 0.0, s, 6) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert scheduled_lr(3e-4, 0, "constant", 0.0, 0, 10) == 3e-4
 
 
 def _arm(recipe: Path, log: Path, *flags: str) -> dict:
@@ -97,7 +98,7 @@ def test_two_arms_start_alike_and_pass_the_convergence_check(tmp_path: Path) -> 
     recipe = make_registry(tmp_path, steps=40, precision="fp32")
     candidate = _arm(recipe, tmp_path / "candidate.log")
     reference = _arm(recipe, tmp_path / "reference.log", "--attention", "unfused", "--cross-entropy", "megatron")
-    assert candidate["options"]["warmup_steps"] == 5 and candidate["options"]["data"] == "markov"
+    assert candidate["options"]["schedule"]["warmup_steps"] == 5 and candidate["options"]["data"] == "markov"
     assert candidate["init_weight_norm"] == reference["init_weight_norm"] > 0
     proc = subprocess.run([sys.executable, "-m", "runner", "convergence", str(tmp_path / "candidate.log"),
                            str(tmp_path / "reference.log"), "--json"], cwd=ROOT, capture_output=True, text=True)

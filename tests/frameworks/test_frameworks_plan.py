@@ -86,13 +86,14 @@ def test_job_config_is_the_recipes() -> None:
 
     class Args:
         data, lr, warmup_steps, no_compile, no_fused_adam = "markov", 1e-4, 20, False, False
+        decay = min_lr = None
 
     argv = job_args(plan, Args, "/tmp/x", 1)
     opts = dict(zip(argv[::2], argv[1::2], strict=False))
     pairs = {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("--") and not argv[i + 1].startswith("--")}
     assert pairs["--training.local_batch_size"] == "2" and pairs["--training.global_batch_size"] == "8"
     assert pairs["--training.seq_len"] == "4096" and pairs["--metrics.log_freq"] == "1"
-    assert pairs["--activation_checkpoint.mode"] == "none" and pairs["--lr_scheduler.decay_ratio"] == "0"
+    assert pairs["--activation_checkpoint.mode"] == "none" and "--model.converters" not in argv
     assert pairs["--lr_scheduler.warmup_steps"] == "20" and pairs["--optimizer.lr"] == "0.0001"
     assert pairs["--debug.seed"] == "1234" and "--compile.enable" in argv and opts
     assert pairs["--optimizer.implementation"] == "fused"
