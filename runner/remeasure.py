@@ -17,6 +17,8 @@ a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import sys
 from dataclasses import dataclass
@@ -115,7 +117,7 @@ def _as_new(target: Target, gpus: Any) -> Target:
         commit.refuse_outside(path, target.root)
     except commit.WriteRefused as exc:
         raise Stop(Outcome.USAGE, f"--as-new: {exc}") from None
-    if os.path.lexists(path):
+    if os.path.lexists(path) and not _is_provisional(path):
         raise Stop(Outcome.USAGE, f"--as-new: {path} exists already; choose another NAME")
     try:
         text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path)
@@ -124,10 +126,21 @@ def _as_new(target: Target, gpus: Any) -> Target:
     spec = catalog.gpus[new_type]
     gpu = loaded.recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb,
                                                "instance": yaml_edit.instance_of(text)})
-    recipe = loaded.recipe.model_copy(update={"gpu": gpu, "status": Status.measured})
+    written = yaml_edit.load_rt(text)  # what the new file says: its run launches the new file
+    recipe = loaded.recipe.model_copy(update={"gpu": gpu, "status": Status.measured, "run": str(written["run"]),
+                                              "notes": None if written.get("notes") is None else str(written["notes"])})
     target.recipe, target.path, target.text, target.old_bytes = recipe, path, text, None
     target.recipe_id = recipe_id(path, target.root / RECIPES_DIR)
     return target
+
+
+def _is_provisional(path: Path) -> bool:
+    """A file a killed --as-new launch left behind (see _provisional)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(PROVISIONAL_MARK)) == PROVISIONAL_MARK.encode()
+    except OSError:
+        return False
 
 
 def _nodes(options: Options, recipe: Recipe) -> int:
@@ -204,6 +217,27 @@ def find_target(options: Options) -> Target:
 # --- step 2: the measurement ----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _provisional(target: Target):
+    """For --as-new launched here: the new recipe's text at its path while its run runs (the run names the new
+    file, and the framework reads it), removed after; the write then commits it with its figures. A leftover from a
+    killed launch starts with PROVISIONAL_MARK, which --as-new of the same name replaces."""
+    path = target.path
+    if not target.options.as_new or target.options.from_log:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PROVISIONAL_MARK + target.text, encoding="utf-8")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+PROVISIONAL_MARK = "# provisional: being measured by `python -m runner remeasure --as-new`; removed when it ends\n"
+
+
 def measure_runs(target: Target, out: TextIO) -> Measured:
     from runner.launch import Interrupted, RunFailed
     from runner.launchers import measure, slurm
@@ -211,7 +245,8 @@ def measure_runs(target: Target, out: TextIO) -> Measured:
     from runner.logs import LogError
 
     try:
-        return measure(target, out)
+        with _provisional(target):
+            return measure(target, out)
     except slurm.PreflightRefused as exc:
         raise Stop(Outcome.PREFLIGHT, str(exc)) from None
     except (slurm.JobFailed, slurm.SlurmError) as exc:
@@ -305,6 +340,30 @@ def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], li
     return env, environment.differences(target.recipe, env)
 
 
+# The stack fields a new recipe (--as-new) takes from the run that measured it.
+AS_NEW_STACK = ("pytorch", "cuda", "python", "nccl", "driver", "megatron_core", "transformer_engine", "gpu_name")
+
+
+def _as_new_stack(target: Target, env: dict[str, Any]) -> dict[tuple[str, ...], str]:
+    """stack.<key> of the new recipe set to what this run captured, where the recipe has the key and it differs."""
+    stated = target.recipe.stack
+    out = {}
+    for key in AS_NEW_STACK:
+        have = env.get(key)
+        if have and key in type(stated).model_fields and getattr(stated, key) not in (None, str(have)):
+            out[("stack", key)] = yaml_edit.yaml_str(str(have))
+    return out
+
+
+def environment_differences(recipe: Recipe, env: dict[str, Any], stack_changes: dict) -> list[str]:
+    """The stack differences against the recipe as the new file will state it."""
+    from runner import environment
+
+    stack = recipe.stack.model_copy(update={key: yaml_edit.load_rt(f"x: {value}")["x"]
+                                            for (_, key), value in stack_changes.items()})
+    return environment.differences(recipe.model_copy(update={"stack": stack}), env)
+
+
 def _provenance(recipe: Recipe, root: Path) -> dict[str, Any]:
     """The project's commit and whether its tree was dirty (and the image digest a recipe states); no paths."""
     from runner import environment
@@ -344,11 +403,16 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     for w in warnings:
         print(f"warning: {w}", file=out)
     env, diffs = _environment(target, measured)
+    stack_changes = _as_new_stack(target, env) if options.as_new else {}
+    if stack_changes:  # a new recipe states the stack of the run that measured it, not its original's
+        for (_, key), value in stack_changes.items():
+            print(f"stack written from this run: {key}: {value}", file=out)
+        diffs = environment_differences(target.recipe, env, stack_changes)
     for d in diffs:
         print(f"stack differs from the recipe: {d}", file=out)
     g = gate(target.recipe, m.median.tokens_per_s_per_gpu)
     print("new recipe (--as-new): no recorded figure to compare" if options.as_new else g.describe(), file=out)
-    changes = result_changes(fields, target.recipe.result)
+    changes = result_changes(fields, target.recipe.result) | stack_changes
     if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
         changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(measured.gpu_hours_note or
                                                                    GPU_HOURS_NOTE[measured.source])

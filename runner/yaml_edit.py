@@ -325,8 +325,16 @@ def replace_top_block(text: str, key: str, replacement: str) -> str:
 AS_NEW_REMINDER = ("# The correctness evidence of ", "# tests or `python -m runner convergence --write` on ")
 
 
+def _wrap(text: str, width: int = 116) -> str:
+    """A note as block-scalar lines, wrapped at `width` and indented under `notes: |`."""
+    import textwrap
+
+    return "".join(f"  {line}\n" for line in textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False,
+                                                             break_long_words=False))
+
+
 def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: str | None, old_path: Path,
-                new_path: Path) -> str:
+                new_path: Path, measured_on: dt.date | None = None) -> str:
     """The recipe rewritten for the GPUs present, status measured: its correctness evidence stays behind (it was
     gathered on the original's hardware) until the tests or the convergence check are run on these GPUs."""
     recipe = loaded.recipe
@@ -343,6 +351,21 @@ def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: s
     if gpu_name and "gpu_name" in loaded.data["stack"]:
         changes[("stack", "gpu_name")] = yaml_str(gpu_name)
     out = splice(text, changes)
+    old_file = f"recipes/{loaded.id}.yaml"
+    new_file = "recipes/" + new_path.as_posix().split("recipes/", 1)[-1]
+    run = str(loaded.data.get("run", ""))
+    if old_file in run:  # the new recipe's run launches itself, not the recipe it was copied from
+        out = replace_top_block(out, "run", "run: |\n" + "".join(
+            f"  {line}\n" if line else "\n" for line in run.replace(old_file, new_file).rstrip("\n").split("\n")))
+    when = measured_on or dt.date.today()
+    notes = "notes: |\n" + _wrap(
+        f"- Measured by `python -m runner remeasure {old_file} --as-new {new_path.stem}` on {gpu_name or gpu_type} "
+        f"({gpu_type}), {when.isoformat()}: a new recipe for these GPUs, written from {old_file} ({recipe.gpu.type}), "
+        "whose notes, correctness evidence and run folder stay with it.")
+    if "notes" in loaded.data:  # the original's notes describe the original's run
+        out = replace_top_block(out, "notes", notes)
+    else:
+        out = out + ("" if out.endswith("\n") else "\n") + notes
     if "correctness" in loaded.data:
         out = replace_top_block(out, "correctness", (
             f"{AS_NEW_REMINDER[0]}{loaded.id} ({recipe.gpu.type}) is not carried over: run its component\n"

@@ -14,7 +14,7 @@ from runner.records import Outcome, Stop, Target
 
 def run_folder(target: Target, started: dt.datetime) -> Path:
     """.openrecipes-runs/<recipe>/<UTC time>: the logs and scripts of one launch (outside git)."""
-    return commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")
+    return commit.runs_dir(target.root) / target.recipe_id / started.strftime("%Y%m%dT%H%M%SZ")
 
 
 def relative(path: Path, root: Path, outside: str) -> str:
@@ -37,7 +37,7 @@ def recorded_command(workdir: Path, script: Path, env: dict[str, str], root: Pat
 
 def confirm(target: Target, command: str, out: TextIO) -> None:
     recipe, runs = target.recipe, target.runs
-    print(f"recipe: {target.source.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:", file=out)
+    print(f"recipe: {target.recipe_id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:", file=out)
     for line in recipe.run.splitlines():
         print(f"  | {line}", file=out)
     if target.options.yes:

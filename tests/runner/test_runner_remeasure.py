@@ -418,3 +418,40 @@ def test_a_recipe_edited_during_the_run_is_not_overwritten(tmp_path: Path) -> No
     assert "changed while it was being measured" in err and "nothing written" in err
     assert recipe.read_text() == edited
     assert not recipe.with_name(recipe.stem + ".evidence.json").exists()
+
+
+@pytest.mark.slow
+def test_as_new_recipe_runs_itself_from_its_own_folder_with_its_own_notes(tmp_path: Path) -> None:
+    # A run that reads its own recipe file: after --as-new it must name (and find) the new file, not the original.
+    original = tmp_path / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
+    recipe = registry(tmp_path, run=f"test -s {original}\n" + fixture_run("miles", ""))
+    done = timed(recipe, "--yes", "--json", "--as-new", "fixture-on-h200", env={"OPENRECIPES_GPUS": "8xNVIDIA H200"})
+    assert done.returncode == 0, done.stderr
+    new = tmp_path / "recipes/gemma-4-31b/h200/fixture-on-h200.yaml"
+    text = new.read_text()
+    assert f"test -s {tmp_path}/recipes/gemma-4-31b/h200/fixture-on-h200.yaml\n" in text
+    assert "attune-tp2-pp4-split13.yaml\n" not in text.split("\nrun: |\n", 1)[1].split("\nnotes:", 1)[0]
+    notes = " ".join(text.split("\nnotes: |\n", 1)[1].split())
+    assert notes.startswith("- Measured by `python -m runner remeasure recipes/gemma-4-31b/h100/attune-tp2-pp4-split13"
+                            ".yaml --as-new fixture-on-h200` on")
+    assert "(H200)" in notes and "written from recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml (H100)" in notes
+    runs = tmp_path / ".openrecipes-runs"
+    assert list((runs / "gemma-4-31b/h200/fixture-on-h200").rglob("run1.log"))
+    assert not (runs / "gemma-4-31b/h100").exists()
+    ev = json.loads(new.with_name("fixture-on-h200.evidence.json").read_text())
+    assert ".openrecipes-runs/gemma-4-31b/h200/fixture-on-h200/" in ev["command"]
+    report = json.loads(done.stdout)
+    assert not any(d.startswith("gpu_name") for d in report["stack_differences"])
+
+
+def test_check_refuses_a_run_naming_another_recipe(tmp_path: Path) -> None:
+    recipe = registry(tmp_path, run="python3 -m runner train recipes/gemma-4-31b/h100/some-other-recipe.yaml")
+    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", str(recipe)], cwd=tmp_path,
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert check.returncode != 0
+    assert ("run: runs recipes/gemma-4-31b/h100/some-other-recipe.yaml, another recipe file; a recipe's run names "
+            "its own file (recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml)") in check.stdout
+    own = registry(tmp_path, run="python3 -m runner train recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
+    fine = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", str(own)], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert "another recipe file" not in fine.stdout
