@@ -18,7 +18,6 @@ a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
 from __future__ import annotations
 
 import contextlib
-
 import os
 import sys
 from dataclasses import dataclass
