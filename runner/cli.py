@@ -175,13 +175,17 @@ def remeasure(args: argparse.Namespace) -> int:
 
 
 def convergence(args: argparse.Namespace) -> int:
-    from runner.convergence import compare, losses
+    from runner.convergence import compare, losses, same_start
     from runner.logs import LogError
 
     try:
         cand = losses(Path(args.candidate))
         ref = losses(Path(args.reference))
-        result = compare(cand, ref, args.steps)
+        floor = _floor(args.floor)
+        result = compare(cand, ref, args.steps, floor, same_start(Path(args.candidate), Path(args.reference)))
+    except ValueError as exc:
+        _err(f"--floor: {exc}")
+        return EXIT_USAGE
     except LogError as exc:
         _err(str(exc))
         return EXIT_BAD_LOG
@@ -193,9 +197,13 @@ def convergence(args: argparse.Namespace) -> int:
         f"(difference {result.final_loss_difference:.4f}, {result.final_loss_relative * 100:.2f}%): {verdict}",
         file=out,
     )
+    if result.step0_difference is not None or result.floor is not None:
+        print(f"step-0 difference {result.step0_difference if result.step0_difference is not None else 'n/a'}"
+              + (f"; floor {result.floor:.5f}" if result.floor is not None else ""), file=out)
     if args.write:
         arms = f"candidate arm: {Path(args.candidate).name}; reference arm: {Path(args.reference).name}"
-        code = _write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms)
+        extra = {"reference": args.reference_name, "implementation": args.implementation}
+        code = _write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms, extra, args.also)
         if code:
             return code
     if args.json:
@@ -212,8 +220,22 @@ def _display(path: Path) -> str:
         return str(path)
 
 
+def _floor(text: str | None) -> float | None:
+    """--floor: a loss in nats, or `markov` (the learnable stream's ln 8)."""
+    if text is None:
+        return None
+    if text == "markov":
+        from runner.engine.streams import markov_floor
+
+        return markov_floor()
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{text!r} is not a positive loss")
+    return value
+
+
 def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note: str | None = None,
-                       arms: str | None = None) -> int:
+                       arms: str | None = None, extra: dict | None = None, also: bool = False) -> int:
     """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
     remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
     from generator import evidence
@@ -244,7 +266,7 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
             recover(root, path, dry_run, out)
             raw = path.read_bytes()
             text, newline = decode(raw, display)
-            new, said = convergence_text(text, loaded.data, result, note, arms)
+            new, said = convergence_text(text, loaded.data, result, note, arms, extra, also)
             change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
 
             def passed() -> None:
@@ -371,6 +393,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--dry-run", action="store_true", help="with --write: print the diff, write nothing")
     c.add_argument("--note", help="with --write: correctness.convergence.note, what the two arms were")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
+    c.add_argument("--floor", metavar="LOSS", help="hold each arm's final loss within 10%% of this floor: a loss in "
+                   "nats, or `markov` (the learnable stream's ln 8)")
+    c.add_argument("--reference-name", metavar="TEXT", help="with --write: what the reference arm is (framework, "
+                   "version, options), written as convergence.reference")
+    c.add_argument("--implementation", choices=["other", "same"], help="with --write: whether the reference arm is "
+                   "another implementation (another framework) or the same framework with its speed features off")
+    c.add_argument("--also", action="store_true", help="with --write: add the check to correctness.convergence_also "
+                   "(a further line beside correctness.convergence) instead of replacing correctness.convergence")
     c.set_defaults(func=convergence)
     # The bundled engine's `train`: its parser needs nothing of the runner extra (train itself says when torch or
     # megatron-core is missing), so a failing import here is a bug and fails with its traceback.

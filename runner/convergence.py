@@ -25,7 +25,7 @@ from pathlib import Path
 
 from generator.figures import CONVERGENCE_MAX_FAILING_FRACTION as MAX_FAILING_FRACTION  # and of outliers
 from generator.figures import CONVERGENCE_MIN_CORRELATION as MIN_CORRELATION
-from generator.figures import relative_difference
+from generator.figures import CONVERGENCE_FLOOR_TOLERANCE, STEP0_LOSS_TOLERANCE, relative_difference
 from runner.logs import LogError, parse_file
 
 FINAL_LOSS_TOLERANCE = 0.03
@@ -52,6 +52,8 @@ class Comparison:
     final_loss_difference: float
     final_loss_relative: float
     reasons: list[str]
+    step0_difference: float | None = None  # |candidate - reference| at step 0, where both logs start there
+    floor: float | None = None  # the stream's loss floor both arms are held to (--floor)
 
     @property
     def passed(self) -> bool:
@@ -70,6 +72,8 @@ class Comparison:
             "final_loss_difference": self.final_loss_difference,
             "final_loss_relative": self.final_loss_relative,
             "reasons": self.reasons,
+            "step0_difference": self.step0_difference,
+            "floor": self.floor,
         }
 
 
@@ -79,7 +83,29 @@ def pearson(a: list[float], b: list[float]) -> float:
     return statistics.correlation(a, b)
 
 
-def compare(candidate: dict[int, float], reference: dict[int, float], steps: int | None = None) -> Comparison:
+def compare(candidate: dict[int, float], reference: dict[int, float], steps: int | None = None,
+            floor: float | None = None, same_start: bool = False) -> Comparison:
+    """The comparison; with `floor`, each arm's final loss must end within CONVERGENCE_FLOOR_TOLERANCE above it
+    (the learnable stream's ln 8: both arms learned, not only agreed); with `same_start` (both arms state the same
+    initial checkpoint), their step-0 losses must agree within STEP0_LOSS_TOLERANCE."""
+    result = _compare(candidate, reference, steps)
+    if 0 in candidate and 0 in reference:
+        result.step0_difference = abs(candidate[0] - reference[0])
+        if same_start and result.step0_difference > STEP0_LOSS_TOLERANCE:
+            result.reasons.append(f"step-0 losses differ by {result.step0_difference:.4f} (> {STEP0_LOSS_TOLERANCE}) "
+                                  "although both arms state the same initial checkpoint")
+    if floor is not None:
+        result.floor = floor
+        bound = floor * (1 + CONVERGENCE_FLOOR_TOLERANCE)
+        for arm, final in (("candidate", result.final_loss_candidate), ("reference", result.final_loss_reference)):
+            if final > bound:
+                result.reasons.append(f"the {arm}'s final loss {final:.4f} is more than "
+                                      f"{CONVERGENCE_FLOOR_TOLERANCE:.0%} above the stream's floor {floor:.4f} "
+                                      f"(bound {bound:.4f})")
+    return result
+
+
+def _compare(candidate: dict[int, float], reference: dict[int, float], steps: int | None = None) -> Comparison:
     common = sorted(set(candidate) & set(reference))
     if steps is not None:
         common = [s for s in common if s < steps]
@@ -108,6 +134,26 @@ def compare(candidate: dict[int, float], reference: dict[int, float], steps: int
     if outliers / len(common) > MAX_FAILING_FRACTION:
         reasons.append(f"{outliers} of {len(common)} residuals beyond {OUTLIER_SIGMAS:g} standard deviations (> 10%)")
     return Comparison(len(common), corr, failures, fraction, outliers, c[-1], r[-1], final_abs, final_rel, reasons)
+
+
+def checkpoint_norm(path: Path) -> float | None:
+    """The initial checkpoint's norm a run of ours states in its summary line (None: not stated, or not a log)."""
+    from runner.logs import read_lines, stated_summary
+
+    if path.suffix == ".json":
+        return None
+    try:
+        init = stated_summary(read_lines(path)).get("initial_weights")
+    except OSError:
+        return None
+    norm = init.get("checkpoint_norm") if isinstance(init, dict) else None
+    return float(norm) if isinstance(norm, int | float) and not isinstance(norm, bool) else None
+
+
+def same_start(candidate: Path, reference: Path) -> bool:
+    """Whether both logs state the same seeded initial checkpoint (norms equal to 1e-6 relative)."""
+    a, b = checkpoint_norm(candidate), checkpoint_norm(reference)
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6)
 
 
 def losses(path: Path) -> dict[int, float]:

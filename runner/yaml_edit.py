@@ -395,16 +395,59 @@ def _convergence_values(result: Any) -> dict[str, str]:
     }
 
 
-def _convergence_lines(result: Any, note: str | None, indent: int) -> list[str]:
+def _convergence_lines(result: Any, note: str | None, indent: int, extra: dict | None = None) -> list[str]:
     pad = " " * indent
     out = [f"{pad}convergence:\n"] + [f"{pad}  {k}: {v}\n" for k, v in _convergence_values(result).items()]
-    return out + ([f"{pad}  note: {yaml_str(note)}\n"] if note else [])
+    out += [f"{pad}  note: {yaml_str(note)}\n"] if note else []
+    return out + [f"{pad}  {k}: {yaml_str(v)}\n" for k, v in (extra or {}).items() if v is not None]
+
+
+def _also_item(result: Any, note: str | None, extra: dict | None) -> list[str]:
+    """One item of correctness.convergence_also (a list of mappings at indent 2)."""
+    body = _convergence_lines(result, note, 2, extra)[1:]
+    return ["  - " + body[0][4:], *body[1:]]
+
+
+def _add_also(text: str, result: Any, note: str | None, extra: dict | None) -> str:
+    """correctness.convergence_also with one more item (the list made where there is none)."""
+    lines = text.splitlines(keepends=True)
+    block = top_block(lines, "correctness")
+    if block is None:
+        raise WriteError("correctness: --also adds a further check beside correctness.convergence; the recipe has no "
+                         "correctness block yet: write its first check without --also")
+    start, end = block
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    at = next((i for i in range(start + 1, end) if lines[i].startswith("  convergence_also:")), None)
+    item = _also_item(result, note, extra)
+    if at is None:
+        lines[end:end] = ["  convergence_also:\n", *item]
+    elif lines[at].rstrip().endswith("[]"):
+        lines[at:at + 1] = ["  convergence_also:\n", *item]
+    else:
+        last = at + 1
+        while last < end and (lines[last].startswith(("  - ", "    ")) or not lines[last].strip()):
+            last += 1
+        lines[last:last] = item
+    return "".join(lines)
 
 
 def convergence_text(text: str, data: dict[str, Any], result: Any, note: str | None,
-                     arms: str | None = None) -> tuple[str, list[str]]:
+                     arms: str | None = None, extra: dict | None = None, also: bool = False) -> tuple[str, list[str]]:
     """The recipe with correctness.convergence written (updated, inserted, or a new correctness block); the note
-    is replaced only when given, and a new check is noted with its two arms. Returns the text and what changed."""
+    is replaced only when given, and a new check is noted with its two arms. `extra`: the reference arm
+    (`reference`) and whether it is another implementation (`implementation`). With `also`, the check is added to
+    correctness.convergence_also instead. Returns the text and what changed."""
+    if also:
+        new = _add_also(text, result, note or arms, extra)
+        said = ["correctness.convergence_also: a check added"]
+        if not result.passed and isinstance(data.get("correctness"), dict) and data["correctness"].get("result") == "pass":
+            new = splice(new, {("correctness", "result"): "fail"})
+            said.append("correctness.result pass -> fail (a further convergence check fails)")
+            if data.get("status") == "verified":
+                new = splice(new, {("status",): "measured"})
+                said.append("status verified -> measured")
+        return new, said
     said: list[str] = []
     corr = data.get("correctness")
     passed = bool(result.passed)
@@ -414,6 +457,7 @@ def convergence_text(text: str, data: dict[str, Any], result: Any, note: str | N
         changes = {(*base, k): v for k, v in _convergence_values(result).items()}
         if note:
             changes[(*base, "note")] = yaml_str(note)
+        changes.update({(*base, k): yaml_str(v) for k, v in (extra or {}).items() if v is not None})
     else:
         lines = text.splitlines(keepends=True)
         block = top_block(lines, "correctness")
@@ -424,13 +468,13 @@ def convergence_text(text: str, data: dict[str, Any], result: Any, note: str | N
             indent = len(child) - len(child.lstrip(" "))
             at = next((i for i in range(start + 1, end) if lines[i].startswith(" " * indent + "convergence:")), None)
             if at is not None:  # `convergence: null`
-                lines[at : at + 1] = _convergence_lines(result, note or arms, indent)
+                lines[at : at + 1] = _convergence_lines(result, note or arms, indent, extra)
             else:
-                lines[end:end] = _convergence_lines(result, note or arms, indent)
+                lines[end:end] = _convergence_lines(result, note or arms, indent, extra)
             said.append("correctness.convergence added")
         else:  # no correctness evidence yet: this check is all of it
             verdict = "pass" if passed else "fail"
-            new_block = [f"correctness:\n  result: {verdict}\n", *_convergence_lines(result, note or arms, 2)]
+            new_block = [f"correctness:\n  result: {verdict}\n", *_convergence_lines(result, note or arms, 2, extra)]
             if block is not None:
                 start, end = block
                 while start > 0 and lines[start - 1].startswith(AS_NEW_REMINDER):
