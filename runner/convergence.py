@@ -23,9 +23,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.figures import CONVERGENCE_FLOOR_TOLERANCE, STEP0_LOSS_TOLERANCE, relative_difference
 from generator.figures import CONVERGENCE_MAX_FAILING_FRACTION as MAX_FAILING_FRACTION  # and of outliers
 from generator.figures import CONVERGENCE_MIN_CORRELATION as MIN_CORRELATION
-from generator.figures import CONVERGENCE_FLOOR_TOLERANCE, STEP0_LOSS_TOLERANCE, relative_difference
 from runner.logs import LogError, parse_file
 
 FINAL_LOSS_TOLERANCE = 0.03

@@ -24,7 +24,7 @@ STEPS = 12
 GLOBAL_BATCH = 4
 ROW_TOKENS = 32
 # lr 1e-2 so the tiny model learns the synthetic pattern within the 12 steps (the loss falls by ~1 nat).
-FLAGS = ("--cpu", "--lr", "1e-2")
+FLAGS = ("--cpu", "--lr", "1e-2", "--init", "megatron")  # layout_train.py draws the layout-invariant model
 STEP0_TOL = 1e-5  # relative: one forward and backward, fp32 reductions in another order
 REL_TOL = 1e-3  # relative, any step: that rounding grown by 12 steps of training
 

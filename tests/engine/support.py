@@ -47,7 +47,9 @@ def recipe_dict(*, tp: int = 1, pp: int = 1, dp: int = 1, sp: bool = False, spli
         "author": {"name": "tests", "url": None}, "status": "measured",
         "stack": {"framework": "openrecipes-engine 0.1.0", "attention_backend": attention},
         "workload": {"row_tokens": row_tokens, "rows": "synthetic tokens", "global_batch": global_batch,
-                     "precision": precision},
+                     "precision": precision,
+                     # the engine's old default, stated: a run of ours trains at the schedule its recipe states
+                     "schedule": {"peak_lr": 3e-4, "warmup_steps": 0, "decay": "constant"}},
         "layout": {"label": f"TP{tp} PP{pp} DP{dp}", "summary": "test layout", "tp": tp, "pp": pp, "cp": cp,
                    "ep": 1, "dp": dp, "sequence_parallel": sp,
                    "layer_split": {"first": split[0], "last": split[1]} if split else None,
