@@ -68,7 +68,8 @@ remeasure() {  # remeasure NAME CAP RECIPE RUN_CAP: 3 runs; the runner writes th
   TAILN=8 step "remeasure-$name" "$t" python3 -m runner remeasure "$recipe" --runs 3 --yes --json --accept-change \
     --timeout "$per_run"
   cp "$recipe" "$W/$name.yaml"; cp "${recipe%.yaml}.evidence.json" "$W/$name.evidence.json" 2>/dev/null
-  local d; d=$(ls -dt .openrecipes-runs/*/*/"$(basename "${recipe%.yaml}")"/*/ 2>/dev/null | grep "/$(basename "$(dirname "$recipe")")/" | head -1)
+  local id=${recipe#recipes/}; id=${id%.yaml}
+  local d; d=$(ls -dt .openrecipes-runs/"$id"/*/ 2>/dev/null | head -1)
   for l in "$d"run*.log; do [ -e "$l" ] && gzip -c "$l" > "$W/$name.$(basename "$l").gz"; done
   python3 benchmarks/h100_losses.py "$d"run*.log 2>&1 | tail -4
   pack
