@@ -146,6 +146,8 @@ def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
     add("MFU", fmt.mfu(f.mfu, r.result.active_params.count, r.result.mfu_note, f.mfu_peak, figures.frozen_base(r))
         if f.mfu is not None else None)
     add("Step-time CV", fmt.percent_value(f.cv) if f.cv is not None else None)
+    add("Peak memory per GPU", peak_memory_text(loaded))
+    add("Learning rate", schedule_text(loaded))
     corr = r.correctness
     if corr is not None and corr.convergence is not None:
         c = corr.convergence
@@ -465,6 +467,8 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     # Every recipe page says its training kind, an unstated one as unstated (never read as pre-training).
     out["workload"].append(("Training", TRAINING_TEXT[w.training.value] if w.training is not None
                             else TRAINING_NOT_STATED))
+    if w.schedule is not None:
+        out["workload"].append(("Learning-rate schedule", schedule_text(loaded)))
     if w.dataset is not None:
         out["dataset"] = _field_rows(w.dataset, {"rows_sha256": "Rows SHA-256"})
         if w.dataset.build is not None:
@@ -525,6 +529,8 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
     if res.partial:  # figures of a run that did not complete (crashed, interrupted, an excerpt): never verified
         rows.append(("Partial run", res.partial))
     rows.append(("Profiler on", _yesno(res.profiler)))
+    if res.peak_memory is not None:
+        rows.append(("Peak memory per GPU", peak_memory_text(loaded)))
     if res.gpu_hours_note:
         rows.append(("GPU-hours count", res.gpu_hours_note))
     if res.published_model_tflops_per_gpu is not None:
@@ -572,12 +578,8 @@ def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
                          ("Rules", corr.rules)):
         if value:
             summary.append((label, value))
-    conv = None
-    if corr.convergence is not None:
-        c = corr.convergence
-        conv = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
-                ("Final loss difference", fmt.stated(c.final_loss_difference)),
-                ("Pointwise failures", fmt.integer(c.pointwise_failures))] + ([("Note", c.note)] if c.note else [])
+    conv = _convergence_rows(corr.convergence) if corr.convergence is not None else None
+    also = [_convergence_rows(c) for c in corr.convergence_also]
     target = None
     if corr.quality_target is not None:
         qt = corr.quality_target
@@ -585,7 +587,42 @@ def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
                   ("Reached", f"in {qt.runs_reached} of {fmt.plural(qt.runs, 'counted run')}"),
                   ("Median run's value", fmt.stated(qt.reached)), ("Whose runs", "the submitter's, not re-run here"),
                   ("Source", qt.source)]
-    return {"summary": summary, "tests": tests, "convergence": conv, "quality_target": target}
+    return {"summary": summary, "tests": tests, "convergence": conv, "convergence_also": also, "quality_target": target}
+
+
+IMPLEMENTATION_TEXT = {"other": "another implementation (another framework, from the same initial weights and rows)",
+                       "same": "the same framework with its speed features off"}
+
+
+def _convergence_rows(c: Any) -> list[tuple[str, str]]:
+    rows = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
+            ("Final loss difference", fmt.stated(c.final_loss_difference)),
+            ("Pointwise failures", fmt.integer(c.pointwise_failures))]
+    if c.reference:
+        rows.append(("Reference arm", c.reference))
+    # what the check compared against: a framework against itself says less than two implementations agreeing
+    rows.append(("Compared against", IMPLEMENTATION_TEXT[c.implementation.value] if c.implementation else "not stated"))
+    return rows + ([("Note", c.note)] if c.note else [])
+
+
+def peak_memory_text(loaded: LoadedRecipe) -> str | None:
+    """'27.70 GiB allocated, 30.10 GiB reserved of the GPU's 80 GB' (what each figure is, where it comes from)."""
+    peak = loaded.recipe.result.peak_memory
+    if peak is None:
+        return None
+    parts = [f"{fmt.number(v, 2)} GiB {label}" for v, label in ((peak.allocated_gib, "allocated"),
+                                                                 (peak.reserved_gib, "reserved")) if v is not None]
+    return f"{', '.join(parts) or 'not stated'} of the GPU's {loaded.recipe.gpu.memory_gb} GB ({peak.source})"
+
+
+def schedule_text(loaded: LoadedRecipe) -> str | None:
+    """The learning-rate schedule the recipe states, in one line."""
+    sch = loaded.recipe.workload.schedule
+    if sch is None:
+        return None
+    text = f"peak {sch.peak_lr:g}, {fmt.plural(sch.warmup_steps, 'warm-up step')}, {sch.decay.value}"
+    text += f" decay to {sch.min_lr:g}" if sch.decay.value != "constant" else ""
+    return text + (f"; {sch.optimizer}" if sch.optimizer else "")
 
 
 def time_to_train(loaded: LoadedRecipe) -> dict[str, Any] | None:
@@ -878,6 +915,8 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
                      ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("Throughput", throughput_kind(loaded)),
                      ("$ / 1M tokens", fmt.usd_short(f.usd)),
                      ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
+                     ("Peak memory per GPU", fmt.number(r.result.peak_memory.reserved_gib, 1) + " GiB reserved"
+                      if r.result.peak_memory and r.result.peak_memory.reserved_gib else "not stated"),
                      ("Evidence", evidence_kind(loaded))]),
         ("Recipe", [("Model", r.model), ("GPUs", fmt.gpus(r.gpu.count, r.gpu.type, r.gpu.memory_gb, r.gpu.per_node,
                                                           r.gpu.instance)),
