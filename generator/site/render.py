@@ -423,6 +423,10 @@ def methodology_numbers() -> dict[str, Any]:
         "tflops_tolerance": f"{figures.PUBLISHED_TFLOPS_TOLERANCE * 100:g}%",
         "min_correlation": f"{figures.CONVERGENCE_MIN_CORRELATION:g}",
         "max_failing": f"{figures.CONVERGENCE_MAX_FAILING_FRACTION * 100:g}%",
+        "loss_fall": f"{figures.LOSS_FALL_RATIO:g}",
+        "loss_fall_from": figures.LOSS_FALL_FROM.isoformat(),
+        "floor_tolerance": f"{figures.CONVERGENCE_FLOOR_TOLERANCE * 100:g}%",
+        "step0_tolerance": f"{figures.STEP0_LOSS_TOLERANCE:g}",
         "precisions": {name: {"label": stated.label, "at_least": at_least(stated)}
                        for name, stated in figures.PRECISIONS.items()},
         "mamba2_terms": [{"term": term, "formula": formula} for term, formula in figures.MAMBA2_TERMS],

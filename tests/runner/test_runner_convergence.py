@@ -166,3 +166,47 @@ def test_a_failing_check_on_a_verified_recipe_demotes_it(tmp_path: Path) -> None
     assert "\nstatus: measured\n" in after and "\ncorrectness:\n  result: fail\n" in after
     assert "    result: fail\n    correlation: 1.00000\n" in after
     assert _check(tmp_path).returncode == 0
+
+
+def test_floor_holds_each_arm_to_the_streams_floor() -> None:
+    near = {i: 2.2 + 2.0 * math.exp(-0.3 * i) for i in range(30)}  # ends at 2.2: within 10% of ln 8 (2.287)
+    far = {i: v + 0.3 for i, v in near.items()}  # ends at 2.5
+    assert compare(near, near, floor=math.log(8)).passed
+    c = compare(near, far, floor=math.log(8))
+    assert not c.passed and any("the reference's final loss 2.5" in r and "above the stream's floor 2.0794" in r
+                                for r in c.reasons)
+
+
+def test_step0_losses_must_agree_where_both_arms_state_the_same_checkpoint() -> None:
+    a = series()
+    b = dict(a)
+    b[0] = a[0] + 0.05  # one pointwise outlier, within every other criterion
+    assert compare(a, b).step0_difference == pytest.approx(0.05)
+    c = compare(a, b, same_start=True)
+    assert any("step-0 losses differ by 0.0500 (> 0.02)" in r for r in c.reasons)
+
+
+def test_floor_from_the_command_line_and_its_refusal(tmp_path: Path) -> None:
+    cand = write_log(tmp_path / "cand.txt", series(base=2.4, n=30))
+    ok = runner("convergence", str(cand), str(cand), "--floor", "markov")
+    assert "floor 2.07944" in ok.stdout
+    bad = runner("convergence", str(cand), str(cand), "--floor", "nope")
+    assert bad.returncode == 2 and "--floor: could not convert" in bad.stderr
+
+
+@pytest.mark.slow
+def test_also_adds_a_further_check_with_what_it_compared_against(tmp_path: Path) -> None:
+    recipe = registry(tmp_path)
+    cand, ref = write_log(tmp_path / "cand.txt", series(scale=1.002)), write_log(tmp_path / "ref.txt", series())
+    first = runner("convergence", str(cand), str(ref), "--write", str(recipe), "--also", "--reference-name",
+                   "torchtitan 0.2.2, same initial checkpoint", "--implementation", "other")
+    assert first.returncode == 0, first.stderr
+    second = runner("convergence", str(cand), str(ref), "--write", str(recipe), "--also", "--implementation", "same")
+    assert second.returncode == 0, second.stderr
+    from generator.load import load_recipe
+
+    corr = load_recipe(recipe).recipe.correctness
+    assert [c.implementation.value for c in corr.convergence_also] == ["other", "same"]
+    assert corr.convergence_also[0].reference == "torchtitan 0.2.2, same initial checkpoint"
+    assert corr.convergence is not None and corr.convergence.steps == 20  # the first check stays as it was
+    assert _check(tmp_path).returncode == 0
