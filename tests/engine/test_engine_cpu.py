@@ -109,3 +109,20 @@ def test_plan_refuses_what_needs_transformer_engine(tmp_path: Path) -> None:
     recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     plan = make_plan(recipe, attention="unfused")
     assert plan.attention_backend == "unfused" and plan.num_microbatches == 4 and plan.tokens_per_step == 128
+
+
+@pytest.mark.slow
+def test_a_run_that_does_not_learn_at_its_schedule_is_not_written(tmp_path: Path) -> None:
+    # 6 steps at the engine's old 3e-4: the tiny model's loss barely moves (4.86 -> 4.74), and check refuses it.
+    recipe = make_registry(tmp_path, steps=6, precision="fp32")
+    _set_run(recipe, f"{sys.executable} {CPU_TRAIN} train {recipe} {CPU_FLAGS}\n", window=[2, 5])
+    before = recipe.read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "remeasure", str(recipe), "--yes", "--root", str(tmp_path),
+         "--workdir", str(ROOT), "--timeout", "300"],
+        cwd=ROOT, env=cpu_env() | {"OPENRECIPES_GPUS": "1xNVIDIA H200"}, capture_output=True, text=True, timeout=360,
+    )
+    assert proc.returncode != 0
+    assert "workload.schedule: test.evidence.json: the run did not learn at its schedule: its last logged loss" in proc.stderr
+    assert "is above 0.8 x its step-0 loss" in proc.stderr
+    assert recipe.read_bytes() == before and not recipe.with_name("test.evidence.json").exists()
