@@ -96,6 +96,7 @@ CONV_STEPS=${CONV_STEPS:-200}
 for stage in "$@"; do
   case "$stage" in
   measure-1b)
+    [ -z "${CPU_PROOF:-}" ] && TAILN=2 step ceiling 60 python3 benchmarks/matmul_ceiling.py --json "$W/ceiling.json"
     remeasure engine-1b 170 "$E1" 90
     remeasure torchtitan-1b 180 "$T1" 100
     remeasure transformers-1b 150 "$H1" 80
