@@ -61,6 +61,13 @@ class ParsedLog:
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
     stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
+    cut: int | None = None  # the line left out because it was cut short (a file's last line without its line end)
+
+    @property
+    def name(self) -> str:
+        """The log as messages that may be committed name it: its file name (and the run of it), never a folder of
+        the machine it was read on."""
+        return Path(self.source).name
 
     @property
     def shown(self) -> tuple[int, int] | None:
@@ -175,10 +182,21 @@ class LogParser:
     name = ""
     label = ""
     frameworks: tuple[str, ...] = ()
+    end_mark: str | None = None  # what a whole step line ends with before its line end (None: a number, no mark)
 
     @classmethod
     def recognises(cls, line: str) -> bool:
         raise NotImplementedError
+
+    @classmethod
+    def reads(cls, line: str) -> bool:
+        """Whether a figure could be read from this line (a step line, whole or cut): what a cut line is tested by."""
+        return cls.recognises(line)
+
+    @classmethod
+    def ends_whole(cls, line: str) -> bool:
+        """Whether a step line without its line end still ends as this format's step lines end."""
+        return cls.end_mark is not None and line.rstrip().endswith(cls.end_mark)
 
     def __init__(self, source: str = "<log>") -> None:
         self.log = ParsedLog(self.name, source=source)
@@ -207,6 +225,19 @@ class LogParser:
         if "Initializing distributed" in line or "using world size" in line or "Training starts at" in line:
             self._start(line, number)
         return self._line(line, number)
+
+    def cut(self, line: str, number: int) -> bool:
+        """A line without its line end (a file's last line: the log was copied while the run wrote it, or truncated)
+        that would give figures but does not end as this format's step lines end is cut short: left out, never read
+        (its last number may be cut, "230.2" read as "23"), and said in the log's warnings. True when left out."""
+        if line.endswith("\n") or not self.reads(line) or self.ends_whole(line) or failure_text(line) is not None:
+            return False
+        self.log.cut = number
+        ends = (f"and {self.label} step lines end with '{self.end_mark}'" if self.end_mark else
+                f"and {self.label} step lines end with a number, whose end only the line end shows")
+        self.log.warnings.append(f"{self.log.name}:{number}: the log's last line is cut short (no line end, {ends}): "
+                                 "left out, not read as a step")
+        return True
 
     def _start(self, line: str, number: int) -> None:
         """A start banner: after step lines, a second run in the same log."""
@@ -264,7 +295,7 @@ class LogParser:
         if survived:
             n, t = survived[0]
             self.log.warnings.append(
-                f"{self.log.source}:{n}: {t[:120]} (a failure line, but training printed steps after it: not counted as a crash)"
+                f"{self.log.name}:{n}: {t[:120]} (a failure line, but training printed steps after it: not counted as a crash)"
             )
 
 
@@ -312,13 +343,17 @@ def stated_stack(lines: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None) -> ParsedLog:
-    """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept)."""
+def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None,
+               line_ends: bool = False) -> ParsedLog:
+    """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept). With
+    line_ends (lines read from a file, each with its line end), a line without one is tested as cut (LogParser.cut)."""
     for number, line in enumerate(lines, 1):
         if number < first:
             continue
         if last is not None and number > last:
             break
+        if line_ends and parser.cut(line, number):
+            continue
         parser.feed(line, number)
     return parser.finish()
 
@@ -383,9 +418,11 @@ def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | N
         raise LogError(f"{log.source}: no training steps in the log")
     count = max(steps) + 1
     if last >= count:
+        end = (f"its last line ({log.cut}) was cut short and left out" if log.cut is not None else
+               "the log ends before it (see its end)")
         raise LogError(
             f"{log.source}: too few steps: the log has steps {min(steps)}-{count - 1} but the window [{first}, {last}] needs "
-            f"step {last}; the run stopped early or crashed (see the end of the log)"
+            f"step {last}; {end}"
         )
     missing = [i for i in range(first, last + 1) if i not in steps]
     if missing:

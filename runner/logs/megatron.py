@@ -28,6 +28,7 @@ class MegatronParser(LogParser):
     name = "megatron"
     label = "Megatron-LM"
     frameworks = ("megatron-lm", "megatron-core", "megatron-bridge", "megatron")
+    end_mark = "|"  # every field, the last included, is followed by " |"
 
     @classmethod
     def recognises(cls, line: str) -> bool:

@@ -36,6 +36,7 @@ class MilesParser(LogParser):
     name = "miles"
     label = "miles/slime"
     frameworks = ("miles", "slime")
+    end_mark = "}"  # a logged dict
 
     @classmethod
     def recognises(cls, line: str) -> bool:

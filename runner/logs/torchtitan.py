@@ -54,9 +54,19 @@ class TorchtitanParser(LogParser):
     label = "torchtitan"
     frameworks = ("torchtitan",)
 
+    end_mark = "%"  # the last field is mfu: NN.NN%
+
     @classmethod
     def recognises(cls, line: str) -> bool:
         return "step:" in line and "tps:" in line and _STEP.search(line) is not None
+
+    @classmethod
+    def reads(cls, line: str) -> bool:
+        return "step:" in line and "loss:" in line and _STEP.search(_ANSI.sub("", line)) is not None
+
+    @classmethod
+    def ends_whole(cls, line: str) -> bool:
+        return _ANSI.sub("", line).rstrip().endswith("%")
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)
@@ -130,4 +140,4 @@ class TorchtitanParser(LogParser):
     def _coarse_clock_warning(self, k: int) -> list[str]:
         # A 1 ms clock against a sub-10 ms interval would be a >10% error; say so rather than print a false figure.
         short = [s for s in self._steps.values() if s.time_s * (s.span[1] - s.span[0] + 1) < 0.01]
-        return [f"{self.log.source}: intervals shorter than 10 ms timed by a 1 ms clock"] if short else []
+        return [f"{self.log.name}: intervals shorter than 10 ms timed by a 1 ms clock"] if short else []
