@@ -115,6 +115,9 @@ def run_figures(
             f"{wl.global_batch}: this log is not a run of this recipe"
         )
     by_step = {s.step: s for s in log.steps}
+    if all(by_step[i].loss is None for i in range(window[0], window[1] + 1)):
+        warnings.append(f"{log.name}: no line of the window [{window[0]}, {window[1]}] prints a loss: nothing in the "
+                        "log shows the run trained (every iteration skipped, or a pipeline stage that computes none)")
     times = [by_step[i].time_s if i in by_step else 0.0 for i in range(window[1] + 1)]
     expected = figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens)  # one step's tokens
     odd = [i for i in range(window[0], window[1] + 1) if by_step[i].tokens not in (None, expected)]

@@ -31,6 +31,7 @@ class Step:
     first: int | None = None  # first step of the interval the line averages (None: the line is this step alone)
     last: int | None = None  # last step of that interval
     rate: float | None = None  # the log's own tokens/s per GPU for this step or interval, when it prints one
+    grad_norm: float | None = None  # the gradient norm the line prints (NaN or infinite: the run diverged)
 
     @property
     def span(self) -> tuple[int, int]:
@@ -409,6 +410,15 @@ def check_window_alignment(log: ParsedLog, window: tuple[int, int]) -> None:
     )
 
 
+def diverged(log: ParsedLog, s: Step) -> None:
+    """A NaN or infinite loss or gradient norm on a step's line: the run diverged (LogError naming the line)."""
+    for what, value in (("loss", s.loss), ("gradient norm", s.grad_norm)):
+        if value is not None and not math.isfinite(value):
+            a, b = s.span
+            steps = f"step {a}" if a == b else f"steps {a}-{b} (one averaged line)"
+            raise LogError(f"{log.source}:{s.line}: the {what} at {steps} is {value}: the run diverged; nothing written")
+
+
 def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | None = None) -> None:
     """Refuses a log that cannot give the window's figures (raises LogError with the reason). Steps the log does
     not show are never filled in: a gap in the window is refused with the missing range."""
@@ -432,16 +442,14 @@ def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | N
             "does not show; they are never filled in from neighbouring lines)"
         )
     check_window_alignment(log, window)
+    for i in range(0, last + 1):  # a divergence before the window still makes the run unusable
+        s = steps.get(i)
+        if s is not None:
+            diverged(log, s)
     for i in range(first, last + 1):
         s = steps[i]
-        if s.loss is not None and not math.isfinite(s.loss):
-            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
         if not math.isfinite(s.time_s) or s.time_s <= 0:
             raise LogError(f"{log.source}:{s.line}: step {i} has step time {s.time_s} s (must be a positive number)")
-    for i in range(0, first):  # a divergence before the window still makes the run unusable
-        s = steps.get(i)
-        if s is not None and s.loss is not None and not math.isfinite(s.loss):
-            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
     if expected_steps is not None and log.total_steps is not None and log.total_steps != expected_steps:
         raise LogError(
             f"{log.source}: the log's run has {log.total_steps} steps but the recipe's steps_per_run is {expected_steps}"

@@ -36,7 +36,8 @@ class MegatronParser(LogParser):
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)
-        self._printed: dict[int, tuple[float, float | None, int]] = {}  # iteration -> (time, loss, line)
+        # iteration -> (time, loss, grad norm, line)
+        self._printed: dict[int, tuple[float, float | None, float | None, int]] = {}
         self._previous = 0
 
     def _line(self, line: str, number: int) -> list[Step]:
@@ -55,15 +56,17 @@ class MegatronParser(LogParser):
         time_s = float_or_nan(ms) / 1000.0
         loss_text = field_after(rest, "| lm loss:")
         loss = float_or_nan(loss_text) if loss_text is not None else None
+        norm_text = field_after(rest, "| grad norm:")
+        grad_norm = float_or_nan(norm_text) if norm_text is not None else None
         gb = field_after(rest, "| global batch size:")
         if gb is not None and gb.isdigit():
             self.log.global_batch = int(gb)
         self._order(iteration, number)
-        self._printed[iteration] = (time_s, loss, number)
+        self._printed[iteration] = (time_s, loss, grad_norm, number)
         # Live progress only: the steps since the previous line (finish() places them once the interval is known).
         first = self._previous + 1 if iteration > self._previous else iteration
         self._previous = iteration
-        return [Step(it - 1, time_s, loss, None, number) for it in range(first, iteration + 1)]
+        return [Step(it - 1, time_s, loss, None, number, grad_norm=grad_norm) for it in range(first, iteration + 1)]
 
     def _finish_steps(self) -> None:
         if not self._printed:
@@ -71,7 +74,8 @@ class MegatronParser(LogParser):
         k = 0
         for iteration in self._printed:
             k = math.gcd(k, iteration)
-        for iteration, (time_s, loss, number) in self._printed.items():
+        for iteration, (time_s, loss, grad_norm, number) in self._printed.items():
             first, last = iteration - k, iteration - 1  # 0-based steps the line averages
             for step in range(max(first, 0), last + 1):
-                self._add(Step(step, time_s, loss, None, number, first if k > 1 else None, last if k > 1 else None))
+                self._add(Step(step, time_s, loss, None, number, first if k > 1 else None, last if k > 1 else None,
+                               grad_norm=grad_norm))

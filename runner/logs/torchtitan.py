@@ -45,6 +45,7 @@ from runner.logs.base import LogError, LogParser, Step, float_or_nan
 _STEP = re.compile(r"(?<!validate )\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s*([\d,]+))?")
 _RANK = re.compile(r"^\s*\[rank(\d+)\]:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_GRAD_NORM = re.compile(r"\bgrad_norm:\s*(\S+)")
 _TOTAL = re.compile(r"\btotal steps (\d+)")
 _GLOBAL_BATCH = re.compile(r"\bglobal batch size (\d+)")
 
@@ -73,6 +74,7 @@ class TorchtitanParser(LogParser):
         # rank -> step -> (stamp, loss, tps, line); rank -1 for lines without a [rankN]: prefix
         self._ranks: dict[int, dict[int, tuple[datetime | None, float | None, float | None, int]]] = {}
         self._losses: dict[int, float] = {}  # step -> the last stage's loss, from any rank's line
+        self._norms: dict[int, float] = {}  # step -> the gradient norm (a NaN or infinite one from any rank kept)
         self._lines: dict[int, tuple[datetime | None, float | None, float | None, int]] = {}
 
     def _line(self, line: str, number: int) -> list[Step]:
@@ -92,6 +94,9 @@ class TorchtitanParser(LogParser):
         else:
             loss_or_none = loss
             self._losses[step] = loss
+        norm = _GRAD_NORM.search(line, m.end(2))
+        if norm is not None and math.isfinite(self._norms.get(step, 0.0)):
+            self._norms[step] = float_or_nan(norm.group(1))
         rank = _RANK.match(line)
         self._order(step, number, int(rank.group(1)) if rank else -1)
         self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
@@ -134,7 +139,8 @@ class TorchtitanParser(LogParser):
             first, last = previous, current - 1  # 0-based steps previous+1 .. current (1-based)
             span = (first, last) if last > first else (None, None)
             for step in range(first, last + 1):
-                self._add(Step(step, each, loss if step == last else None, None, number, span[0], span[1], rate))
+                self._add(Step(step, each, loss if step == last else None, None, number, span[0], span[1], rate,
+                               self._norms.get(current) if step == last else None))
         self.log.warnings.extend(self._coarse_clock_warning(k))
 
     def _coarse_clock_warning(self, k: int) -> list[str]:

@@ -4,6 +4,7 @@ read against a recipe it does not describe, beside the outcome computed by hand.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,44 @@ def test_a_last_line_without_its_line_end(tmp_path: Path, name: str, fmt: str, c
     assert (cut_log.cut is None) is whole
     assert [s.step for s in cut_log.steps] == [s.step for s in whole_log.steps if whole or s.line != last + 1]
 
+
+
+# --- NaN or infinite loss or gradient norm --------------------------------------------------------------------
+
+
+def test_a_nan_gradient_norm_in_the_window_refuses_the_run_naming_its_line(catalog: Catalog) -> None:
+    # megatron_dense_interval20.log with `grad norm: nan` on line 12 (iteration 100: steps 80-99); its loss is sound.
+    log = parse_file(EDITED / "megatron_dense_interval20_nan_grad_norm.log", "megatron")
+    assert [s.grad_norm for s in log.steps if s.line == 12] == [pytest.approx(float("nan"), nan_ok=True)] * 20
+    with pytest.raises(LogError, match=r"megatron_dense_interval20_nan_grad_norm.log:12: the gradient norm at steps "
+                                       r"80-99 \(one averaged line\) is nan: the run diverged; nothing written"):
+        measure.run_figures(recipe(64, 2048, 8, (20, 199), None), catalog, log, allow_partial=True)
+    # Before the window too: a run that diverged is unusable wherever its window lies.
+    with pytest.raises(LogError, match=r":12: the gradient norm at steps 80-99"):
+        measure.run_figures(recipe(64, 2048, 8, (100, 199), None), catalog, log, allow_partial=True)
+
+
+@pytest.mark.parametrize(("name", "fmt", "old", "new", "line", "what"), [
+    ("megatron_dense_interval20", "megatron", "lm loss: 6.760830E+00", "lm loss: inf", 17,
+     "loss at steps 180-199 (one averaged line)"),
+    ("megatron_dense_interval20", "megatron", "grad norm: 0.659", "grad norm: -inf", 17,
+     "gradient norm at steps 180-199 (one averaged line)"),
+    ("torchtitan_interval1", "torchtitan", "grad_norm:  0.5443", "grad_norm:  nan", 3, "gradient norm at step 15"),
+])
+def test_infinite_or_nan_figures_on_a_window_line(tmp_path: Path, catalog: Catalog, name: str, fmt: str, old: str,
+                                                  new: str, line: int, what: str) -> None:
+    text = (REAL_LOGS / f"{name}.log").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path = tmp_path / f"{name}.log"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    wanted = recipe(64, 2048, 8, (20, 199), None) if fmt == "megatron" else recipe(1, 8192, 1, (14, 20), None)
+    with pytest.raises(LogError, match=rf"{name}.log:{line}: the {re.escape(what)} is -?(inf|nan): the run diverged"):
+        measure.run_figures(wanted, catalog, parse_file(path, fmt), allow_partial=True)
+
+
+def test_a_window_without_any_loss_is_said(catalog: Catalog) -> None:
+    # NVIDIA/Megatron-LM issue 60 (2020): every iteration skipped, no loss printed on any line.
+    log = parse_file(REAL_LOGS / "megatron_v2020_no_dates.log", "megatron")
+    r = measure.run_figures(recipe(8, 1024, 1, (5, 9), None), catalog, log, allow_partial=True)
+    assert "megatron_v2020_no_dates.log: no line of the window [5, 9] prints a loss: nothing in the log shows the " \
+           "run trained (every iteration skipped, or a pipeline stage that computes none)" in r.warnings
