@@ -65,6 +65,26 @@ def one_run(log: ParsedLog) -> None:
     )
 
 
+def stated_workload(recipe: Recipe, catalog: Catalog, log: ParsedLog) -> None:
+    """A log that states another global batch, sequence length, GPU count or model than the recipe's is a run of
+    another recipe: refused naming both values (there is no flag to accept it: such a run is a new recipe)."""
+    wl = recipe.workload
+    another = "this log is not a run of this recipe (a run of another workload is another recipe: python -m generator new)"
+    for attribute, what, field_, wanted in (("global_batch", "global batch size", "workload.global_batch", wl.global_batch),
+                                            ("seq_length", "sequence length", "workload.row_tokens", wl.row_tokens),
+                                            ("world_size", "GPU count (world size)", "gpu.count", recipe.gpu.count)):
+        stated = getattr(log, attribute)
+        if stated is not None and stated != wanted:
+            raise LogError(f"{log.source}:{log.stated_at.get(attribute, 0)}: the log's {what} is {stated} but the "
+                           f"recipe's {field_} is {wanted}: {another}")
+    card = catalog.models.get(recipe.model)
+    if log.model_params is not None and card is not None and not figures.stated_params_agree(log.model_params, card):
+        total = card.total_params or card.active_params.count
+        raise LogError(f"{log.source}:{log.stated_at['model_params']}: the log's model has {log.model_params:,} "
+                       f"parameters but the recipe's model {recipe.model} has {total:,} (beyond "
+                       f"{figures.STATED_PARAMS_TOLERANCE:.0%}, an untied output layer allowed for): {another}")
+
+
 def excerpt(log: ParsedLog) -> str | None:
     """Why the log is an excerpt (it does not show the run from its first step), or None."""
     shown = log.shown
@@ -103,17 +123,13 @@ def run_figures(
         raise LogError("the recipe has no result.window: set the first and last step to measure over, e.g. [5, 19]")
     window = (recipe.result.window[0], recipe.result.window[1])
     one_run(log)
+    stated_workload(recipe, catalog, log)
     partial = incomplete(recipe, log, exit_code)
     if partial is not None and not allow_partial:
         raise LogError(f"{partial}; nothing written (a run accepted as partial needs --accept-partial)")
     check_steps(log, window)
     wl = recipe.workload
     warnings = list(log.warnings)
-    if log.global_batch is not None and log.global_batch != wl.global_batch:
-        raise LogError(
-            f"{log.source}: the log's global batch size is {log.global_batch} but the recipe's workload.global_batch is "
-            f"{wl.global_batch}: this log is not a run of this recipe"
-        )
     by_step = {s.step: s for s in log.steps}
     if all(by_step[i].loss is None for i in range(window[0], window[1] + 1)):
         warnings.append(f"{log.name}: no line of the window [{window[0]}, {window[1]}] prints a loss: nothing in the "

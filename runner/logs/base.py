@@ -63,6 +63,11 @@ class ParsedLog:
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
     stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
     cut: int | None = None  # the line left out because it was cut short (a file's last line without its line end)
+    # What the run states about its workload (checked against the recipe's), and the line each was stated on.
+    seq_length: int | None = None
+    world_size: int | None = None  # GPUs (ranks) of the run
+    model_params: int | None = None  # the model's parameters as the run counts them
+    stated_at: dict[str, int] = field(default_factory=dict)  # attribute name -> line
 
     @property
     def name(self) -> str:
@@ -227,6 +232,11 @@ class LogParser:
             self._start(line, number)
         return self._line(line, number)
 
+    def _state(self, attribute: str, value: int, number: int) -> None:
+        """What the run states about its workload (ParsedLog.global_batch, seq_length, world_size, model_params)."""
+        setattr(self.log, attribute, value)
+        self.log.stated_at[attribute] = number
+
     def cut(self, line: str, number: int) -> bool:
         """A line without its line end (a file's last line: the log was copied while the run wrote it, or truncated)
         that would give figures but does not end as this format's step lines end is cut short: left out, never read
@@ -254,6 +264,7 @@ class LogParser:
             self._restart(number, f"a second start ('{mark}') after the step lines up to line {self._step_line}")
         if size is not None:
             self._world = (size, number)
+            self._state("world_size", size, number)
 
     def _restart(self, number: int, why: str) -> None:
         self.log.restarts.append(f"line {number}: {why}")

@@ -22,6 +22,10 @@ import re
 from runner.logs.base import LogParser, Step, field_after, float_or_nan
 
 _ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+|infinity)\s*\|")
+# The argument dump at the start (``_print_args``: "  seq_length ...... 4096") and the theoretical-memory report.
+_ARGUMENT = re.compile(r"^\s*(seq_length|global_batch_size|world_size) \.+ (\d+)\s*$")
+_ARGUMENTS = {"seq_length": "seq_length", "global_batch_size": "global_batch", "world_size": "world_size"}
+_PARAMETERS = re.compile(r"Total number of parameters in billions:\s*([\d.]+)")
 
 
 class MegatronParser(LogParser):
@@ -41,6 +45,14 @@ class MegatronParser(LogParser):
         self._previous = 0
 
     def _line(self, line: str, number: int) -> list[Step]:
+        if " ..." in line:
+            argument = _ARGUMENT.match(line)
+            if argument:
+                self._state(_ARGUMENTS[argument.group(1)], int(argument.group(2)), number)
+        elif "Total number of parameters" in line:
+            billions = _PARAMETERS.search(line)
+            if billions:
+                self._state("model_params", round(float(billions.group(1)) * 1e9), number)
         if "iteration" not in line or "elapsed time per iteration" not in line:
             return []
         m = _ITERATION.search(line)
@@ -60,7 +72,7 @@ class MegatronParser(LogParser):
         grad_norm = float_or_nan(norm_text) if norm_text is not None else None
         gb = field_after(rest, "| global batch size:")
         if gb is not None and gb.isdigit():
-            self.log.global_batch = int(gb)
+            self._state("global_batch", int(gb), number)
         self._order(iteration, number)
         self._printed[iteration] = (time_s, loss, grad_norm, number)
         # Live progress only: the steps since the previous line (finish() places them once the interval is known).

@@ -51,7 +51,7 @@ class NemoParser(LogParser):
         grad_norm = float_or_nan(norm_text) if norm_text is not None else None
         gb = field_after(rest, "| global_batch_size:")
         if gb is not None and gb.isdigit():
-            self.log.global_batch = int(gb)
+            self._state("global_batch", int(gb), number)
         self._order(step, number)
         record = Step(step, time_s, loss, None, number, rate=rate, grad_norm=grad_norm)
         self._add(record)

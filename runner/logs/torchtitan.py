@@ -48,6 +48,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _GRAD_NORM = re.compile(r"\bgrad_norm:\s*(\S+)")
 _TOTAL = re.compile(r"\btotal steps (\d+)")
 _GLOBAL_BATCH = re.compile(r"\bglobal batch size (\d+)")
+_SEQUENCE = re.compile(r"\bsequence length (\d+)")
+_SIZE = re.compile(r"\bsize: ([\d,]+) total parameters")
+_MESH = re.compile(r"Building \d+-D device mesh with \[[^]]*\], \[([\d, ]+)\]")
 
 
 class TorchtitanParser(LogParser):
@@ -81,7 +84,11 @@ class TorchtitanParser(LogParser):
         if "\x1b" in line:
             line = _ANSI.sub("", line)
         if "total steps" in line:
-            self._stated(line)
+            self._stated(line, number)
+        elif "total parameters" in line and (size := _SIZE.search(line)):
+            self._state("model_params", int(size.group(1).replace(",", "")), number)
+        elif "device mesh with" in line and (mesh := _MESH.search(line)):
+            self._state("world_size", math.prod(int(n) for n in mesh.group(1).split(",")), number)
         if "step:" not in line or "loss:" not in line:
             return []
         m = _STEP.search(line)
@@ -102,12 +109,14 @@ class TorchtitanParser(LogParser):
         self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
         return []
 
-    def _stated(self, line: str) -> None:
-        total, batch = _TOTAL.search(line), _GLOBAL_BATCH.search(line)
+    def _stated(self, line: str, number: int) -> None:
+        total, batch, sequence = _TOTAL.search(line), _GLOBAL_BATCH.search(line), _SEQUENCE.search(line)
         if total:
             self.log.total_steps = int(total.group(1))
         if batch:
-            self.log.global_batch = int(batch.group(1))
+            self._state("global_batch", int(batch.group(1)), number)
+        if sequence:
+            self._state("seq_length", int(sequence.group(1)), number)
 
     def _finish_steps(self) -> None:
         if self._ranks:  # the rank that printed most lines times the steps (the lowest on a tie)

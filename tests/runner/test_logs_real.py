@@ -70,7 +70,14 @@ def test_megatron_segfault_is_refused_unless_accepted_as_partial(catalog: Catalo
     # NVIDIA/Megatron-LM issue 1880: iteration 1 of 122070, then torchrun's summary of a SIGSEGV.
     log = parse_file(LOGS / "megatron_segv_crash.log", "megatron")
     assert log.failure_line == 14 and "Signal 11 (SIGSEGV)" in (log.failure or "")
-    wanted = recipe(16, 4096, 8, (0, 0), 122070)
+    # The log states its model's size (line 4: "Total number of parameters in billions: 1.49"): not the reference's
+    # Gemma-4-31B (30,696,013,824), so against that recipe it is refused whatever else it shows.
+    assert log.model_params == 1_490_000_000 and log.stated_at["model_params"] == 4
+    with pytest.raises(LogError, match=r"megatron_segv_crash.log:4: the log's model has 1,490,000,000 parameters but "
+                                       r"the recipe's model Gemma-4-31B has 30,696,013,824"):
+        measure.run_figures(recipe(16, 4096, 8, (0, 0), 122070), catalog, log, allow_partial=True)
+    # Its own model (1.49 B, 1.05 B of them embeddings) is in no card of the catalog: no size to compare with.
+    wanted = recipe(16, 4096, 8, (0, 0), 122070).model_copy(update={"model": "the issue's 1.49 B model"})
     with pytest.raises(LogError, match=r"the run failed: .*megatron_segv_crash.log:14: traceback : Signal 11"):
         measure.run_figures(wanted, catalog, log)
     r = measure.run_figures(wanted, catalog, log, allow_partial=True)

@@ -13,7 +13,7 @@ from runner_support import log_recipe as recipe
 
 from generator.catalog import Catalog
 from runner import cli, measure
-from runner.logs import PARSERS, LogError, check_steps, parse_file
+from runner.logs import PARSERS, LogError, check_steps, parse_file, parse_lines
 
 EDITED = REAL_LOGS.parent / "edited_logs"
 
@@ -110,3 +110,82 @@ def test_a_window_without_any_loss_is_said(catalog: Catalog) -> None:
     r = measure.run_figures(recipe(8, 1024, 1, (5, 9), None), catalog, log, allow_partial=True)
     assert "megatron_v2020_no_dates.log: no line of the window [5, 9] prints a loss: nothing in the log shows the " \
            "run trained (every iteration skipped, or a pipeline stage that computes none)" in r.warnings
+
+
+# --- a log of another workload ----------------------------------------------------------------------------------
+
+CALL2 = REAL_LOGS.parents[2] / "benchmarks/results/h200-2026-12-04-frameworks/call2"  # our own H200 runs (README there)
+TITAN_3B_8K = CALL2 / "torchtitan-8k.20261204T191532Z.run1.log.gz"  # Llama-3.2-3B, 8 rows of 8,192 tokens, 1 GPU
+TITAN_1B_4K = CALL2 / "torchtitan-4k.20261204T191420Z.run1.log.gz"  # Llama-3.2-1B, 8 rows of 4,096 tokens, 1 GPU
+
+
+def _plain(tmp: Path, log: Path) -> Path:
+    import gzip
+
+    path = tmp / log.name.removesuffix(".gz")
+    path.write_bytes(gzip.decompress(log.read_bytes()))
+    return path
+
+
+def _committed(name: str):  # noqa: ANN202
+    from generator.load import load_recipe
+
+    return load_recipe(REAL_LOGS.parents[2] / "recipes" / name).recipe
+
+
+def test_a_log_of_another_sequence_length_is_refused_naming_both(tmp_path: Path, catalog: Catalog) -> None:
+    # The 3B run's log states "global batch size 8, ..., sequence length 8192" (line 36); the 1B torchtitan-4k
+    # recipe is 8 rows of 4,096 tokens: written into it, the figure was 3,516.2 tokens/s after one warning.
+    log = parse_file(_plain(tmp_path, TITAN_3B_8K), "torchtitan")
+    assert (log.seq_length, log.global_batch, log.stated_at["seq_length"]) == (8192, 8, 36)
+    with pytest.raises(LogError, match=r"torchtitan-8k.20261204T191532Z.run1.log:36: the log's sequence length is 8192 "
+                                       r"but the recipe's workload.row_tokens is 4096: this log is not a run of this "
+                                       r"recipe"):
+        measure.run_figures(_committed("llama-3.2-1b/h200/torchtitan-4k.yaml"), catalog, log, allow_partial=True)
+
+
+def test_a_log_of_another_model_is_refused_naming_both(tmp_path: Path, catalog: Catalog) -> None:
+    # The 3B run states "Model openrecipes_llama3 llama-3.2-3b size: 3,606,752,256 total parameters" (line 28):
+    # Llama-3.2-3B's 3,212,749,824 with its tied output layer counted apart (+ 128,256 x 3,072 = 394,002,432).
+    log = parse_file(_plain(tmp_path, TITAN_3B_8K), "torchtitan")
+    assert log.model_params == 3_606_752_256 and log.stated_at["model_params"] == 28
+    own = _committed("llama-3.2-3b/h200/torchtitan-8k.yaml")
+    assert measure.run_figures(own, catalog, log).tokens_per_s_per_gpu > 0  # its own recipe: the same model
+    # The same recipe stating Llama-3.2-1B (1,235,814,400; with its output layer apart 1,498,482,688): 58% and 140%
+    # from the stated count, far beyond 5%.
+    other = own.model_copy(update={"model": "Llama-3.2-1B"})
+    with pytest.raises(LogError, match=r"run1.log:28: the log's model has 3,606,752,256 parameters but the recipe's "
+                                       r"model Llama-3.2-1B has 1,235,814,400 \(beyond 5%, an untied output layer "
+                                       r"allowed for\): this log is not a run of this recipe"):
+        measure.run_figures(other, catalog, log)
+    # The 1B run's own statement (1,498,482,688) agrees with its card through the same untied output layer.
+    small = parse_file(_plain(tmp_path, TITAN_1B_4K), "torchtitan")
+    assert small.model_params == 1_498_482_688
+    assert measure.run_figures(_committed("llama-3.2-1b/h200/torchtitan-4k.yaml"), catalog, small).partial is None
+
+
+def test_a_log_of_another_gpu_count_is_refused_naming_both(catalog: Catalog) -> None:
+    # pytorch/torchtitan PR 1349: "Building 1-D device mesh with ['dp_shard'], [8]" on line 1: 8 GPUs.
+    log = parse_file(REAL_LOGS / "torchtitan_joined_first_line.log", "torchtitan")
+    assert log.world_size == 8 and log.stated_at["world_size"] == 1
+    with pytest.raises(LogError, match=r"torchtitan_joined_first_line.log:1: the log's GPU count \(world size\) is 8 but "
+                                       r"the recipe's gpu.count is 16: this log is not a run of this recipe"):
+        measure.run_figures(recipe(64, 2048, 16, (1, 2), None), catalog, log)
+
+
+def test_megatron_states_its_workload_in_its_argument_dump(catalog: Catalog) -> None:
+    # Megatron-LM's _print_args lines ("  seq_length ..... 4096"), as the start of an edited copy of the Megatron-LM
+    # issue 1570 log (two runs of 32 rows; the dump is Megatron's format, its values this recipe's other workload).
+    dump = ["------------------------ arguments ------------------------\n",
+            "  global_batch_size ............................... 32\n",
+            "  seq_length ...................................... 8192\n",
+            "  world_size ...................................... 8\n"]
+    lines = (REAL_LOGS / "megatron_two_runs_concatenated.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    log = parse_lines(dump + lines[:4], "megatron", "with-arguments.log")
+    assert (log.global_batch, log.seq_length, log.world_size) == (32, 8192, 8)
+    with pytest.raises(LogError, match=r"with-arguments.log:3: the log's sequence length is 8192 but the recipe's "
+                                       r"workload.row_tokens is 4096"):
+        measure.run_figures(recipe(32, 4096, 8, (1, 2), 10), catalog, log, allow_partial=True)
+    with pytest.raises(LogError, match=r"with-arguments.log:4: the log's GPU count \(world size\) is 8 but the "
+                                       r"recipe's gpu.count is 16"):
+        measure.run_figures(recipe(32, 8192, 16, (1, 2), 10), catalog, log, allow_partial=True)
