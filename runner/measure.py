@@ -40,16 +40,26 @@ class RunFigures:
 
 
 def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> str | None:
-    """Why this log is not a complete run of the recipe (a failure line, a non-zero exit, fewer steps than
-    steps_per_run), or None."""
+    """Why this log is not a complete run of the recipe, as far as the log shows it (a failure line, a non-zero
+    exit, a log that does not show the run from step 0 or to the end its lines state, fewer steps than
+    steps_per_run), or None. Never more than the log shows: a log that just ends is not called a run that stopped."""
     if log.failure is not None:  # the log's name, not its folder: the reason is committed with the recipe
-        return f"the run failed: {Path(log.source).name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
+        return f"the run failed: {log.name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
     if exit_code not in (None, 0):
         return f"the run exited with status {exit_code}"
-    shown = max((s.step for s in log.steps), default=-1) + 1
-    wanted = recipe.result.steps_per_run
-    if wanted is not None and shown < wanted:
-        return f"too few steps: the log shows {shown} steps but the recipe's steps_per_run is {wanted} (the run stopped early)"
+    shown = log.shown
+    if shown is None:
+        return None
+    if shown[0] > 0:
+        return excerpt(log)
+    wanted, stated, count = recipe.result.steps_per_run, log.total_steps, shown[1] + 1
+    if wanted is not None and count < wanted:
+        if stated == count:
+            return (f"too few steps: {log.name} shows {log.shown_text()}, the whole run its lines state ({stated:,} "
+                    f"steps), but the recipe's steps_per_run is {wanted:,}")
+        states = f" (its lines state a run of {stated:,})" if stated is not None else ""
+        return (f"too few steps: {log.name} shows {log.shown_text()} but the recipe's steps_per_run is {wanted:,}"
+                f"{states}; the log ends there, with no failure line")
     return excerpt(log)
 
 
@@ -86,12 +96,19 @@ def stated_workload(recipe: Recipe, catalog: Catalog, log: ParsedLog) -> None:
 
 
 def excerpt(log: ParsedLog) -> str | None:
-    """Why the log is an excerpt (it does not show the run from its first step), or None."""
+    """Why the log is an excerpt, or None: it does not show the run from step 0, or it ends, with no failure line,
+    before the steps its lines state ("iteration 200/40000"). Its first-to-last timestamp is not the run's wall time."""
     shown = log.shown
-    if shown is None or shown[0] == 0:
+    if shown is None:
         return None
-    return (f"an excerpt: {Path(log.source).name} shows steps {shown[0]}-{shown[1]}, not the run from step 0 (its start, its "
-            "wall time and its steps before are not in the log)")
+    stated = f"; its lines state a run of {log.total_steps:,} steps" if log.total_steps is not None else ""
+    if shown[0] > 0:
+        return (f"an excerpt: {log.name} shows {log.shown_text()}, not the run from step 0 (its start, its wall time "
+                f"and its steps before are not in the log{stated})")
+    if log.failure is None and log.total_steps is not None and log.total_steps > shown[1] + 1:
+        return (f"an excerpt: {log.name} shows {log.shown_text()} of a run of {log.total_steps:,} steps (as its lines "
+                "state), not the run to its end (its end and its wall time are not in the log)")
+    return None
 
 
 def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str]:

@@ -222,7 +222,7 @@ def measure_runs(target: Target, out: TextIO) -> Measured:
         raise Stop(Outcome.USAGE, str(exc)) from None
     except LogError as exc:
         message = str(exc)
-        raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}\nnothing written") from None
+        raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}; nothing written") from None
     except RunFailed as exc:
         raise Stop(Outcome.RUN_FAILED, str(exc)) from None
     except Interrupted as exc:

@@ -85,6 +85,15 @@ class ParsedLog:
             first = min(first, self.first_shown)
         return first, max(s.span[1] for s in self.steps)
 
+    def shown_text(self) -> str:
+        """The steps the log shows, as it shows them: "steps 0-139, 1020-1139", "step 4"."""
+        numbers = {i for s in self.steps for i in range(s.span[0], s.span[1] + 1)}
+        if self.first_shown is not None:
+            numbers.add(self.first_shown)
+        ranges = _ranges(sorted(numbers))
+        single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
+        return ("step " if single else "steps ") + _describe(ranges)
+
     def step_times(self) -> list[float]:
         return [s.time_s for s in self.steps]
 

@@ -189,3 +189,49 @@ def test_megatron_states_its_workload_in_its_argument_dump(catalog: Catalog) -> 
     with pytest.raises(LogError, match=r"with-arguments.log:4: the log's GPU count \(world size\) is 8 but the "
                                        r"recipe's gpu.count is 16"):
         measure.run_figures(recipe(32, 8192, 16, (1, 2), 10), catalog, log, allow_partial=True)
+
+
+# --- an excerpt: partial, described as the log shows it ---------------------------------------------------------
+
+
+def test_steps_that_say_of_40000_are_an_excerpt_of_a_200_step_recipe(tmp_path: Path) -> None:
+    # megatron_dense_interval20.log: iterations 20..200, each "/   40000". A recipe of 200 steps wrote it complete.
+    recipe_path = log_registry(tmp_path, "Megatron-LM core_r0.9.0", 64, 2048, 8, (20, 199), 200)
+    log = str(REAL_LOGS / "megatron_dense_interval20.log")
+    refused = runner("remeasure", str(recipe_path), "--from-log", log, "--dry-run", "--accept-change")
+    assert refused.returncode == cli.EXIT_BAD_LOG
+    reason = ("an excerpt: megatron_dense_interval20.log shows steps 0-199 of a run of 40,000 steps (as its lines "
+              "state), not the run to its end (its end and its wall time are not in the log)")
+    assert refused.stderr == (f"error: not written: a partial run: {reason}. Its figures hold for the window; to record "
+                              "it as partial (never verified), run again with --accept-partial.\n")
+    assert "gpu_hours: the log is an excerpt, not the whole run; no GPU-hours are written\n" in refused.stdout
+    wrote = runner("remeasure", str(recipe_path), "--from-log", log, "--accept-change", "--accept-partial")
+    assert wrote.returncode == cli.EXIT_OK, wrote.stderr  # written, and the write passed check
+    text = recipe_path.read_text(encoding="utf-8")
+    assert f"  partial: \"{reason}\"\n" in text and "  steps_per_run: 200\n" in text and "gpu_hours" not in text
+    assert "  tokens_per_s_per_gpu: 70462.1\n" in text
+
+
+def test_a_five_line_excerpt_is_not_called_a_run_that_stopped_early(tmp_path: Path, catalog: Catalog) -> None:
+    # NVIDIA-BioNeMo PR 740's log, iterations 120-125 of "/149" (150 steps), cut to its first five step lines
+    # (120-124). Said before: "too few steps: the log shows 125 steps ... (the run stopped early)".
+    lines = (REAL_LOGS / "nemo2_bionemo_undated_excerpt.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    steps = [i for i, line in enumerate(lines) if "train_step_timing in s:" in line]
+    path = tmp_path / "five_lines.log"
+    path.write_text("".join(lines[: steps[4] + 1]), encoding="utf-8")
+    r = measure.run_figures(recipe(1, 1024, 1, (120, 124), 150), catalog, parse_file(path, "nemo"), allow_partial=True)
+    assert r.partial == ("an excerpt: five_lines.log shows steps 120-124, not the run from step 0 (its start, its wall "
+                         "time and its steps before are not in the log; its lines state a run of 150 steps)")
+    # The head of a run, ending with no failure line: the log shows steps 0-2; whether the run stopped or the log
+    # was cut, it does not say.
+    two_runs = (REAL_LOGS / "megatron_two_runs_concatenated.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    head = tmp_path / "head.log"
+    head.write_text("".join(two_runs[:4]), encoding="utf-8")
+    r = measure.run_figures(recipe(32, 4096, 8, (1, 2), 10), catalog, parse_file(head, "megatron"), allow_partial=True)
+    assert r.partial == ("too few steps: head.log shows steps 0-2 but the recipe's steps_per_run is 10 (its lines "
+                         "state a run of 10); the log ends there, with no failure line")
+    # A run whose lines state 10 steps, all shown, against a recipe of 20.
+    titan = parse_file(REAL_LOGS / "nemo2_evo2_dynamo_warning.log", "nemo")
+    r = measure.run_figures(recipe(1, 8192, 1, (1, 9), 20), catalog, titan, allow_partial=True)
+    assert r.partial == ("too few steps: nemo2_evo2_dynamo_warning.log shows steps 0-9, the whole run its lines state "
+                         "(10 steps), but the recipe's steps_per_run is 20")
