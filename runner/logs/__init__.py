@@ -95,6 +95,7 @@ def parse_run(path: Path, fmt: str | None, run: int) -> ParsedLog:
     log = parse_with(parser(whole.format, source), read_lines(path), first, last, line_ends=True)
     if not log.steps:
         raise LogError(f"{source}: no {whole.format} training step lines in that run")
+    log.stated_stack = stated_stack(line for n, line in enumerate(read_lines(path), 1) if first <= n <= last)
     return log
 
 

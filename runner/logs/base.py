@@ -53,7 +53,8 @@ class ParsedLog:
     first_time: datetime | None = None  # the log's own timestamps (local wall clock as printed)
     last_time: datetime | None = None
     nccl_version: str | None = None
-    lines: int = 0
+    lines: int = 0  # the last line read (1-based, the file's own numbering)
+    first_line: int = 1  # the first line read (above 1 for one run of a log that holds several)
     source: str = "<log>"
     interval: int | None = None  # steps one printed line stands for (the log interval); 1 for per-step lines
     failure: str | None = None  # "line N: text" of the first failure line after the last step, when the run crashed
@@ -61,6 +62,9 @@ class ParsedLog:
     warnings: list[str] = field(default_factory=list)
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
+    # For each restart: (the line the next run starts on, the last step line of the run before it).
+    run_edges: list[tuple[int, int]] = field(default_factory=list)
+    failure_lines: list[int] = field(default_factory=list)  # every line with a failure marker
     stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
     cut: int | None = None  # the line left out because it was cut short (a file's last line without its line end)
     # What the run states about its workload (checked against the recipe's), and the line each was stated on.
@@ -145,9 +149,9 @@ _FAILED_SCRIPT = re.compile(r"^\s*\S+ FAILED\s*$")  # torchrun's summary header,
 
 
 # A run's start as frameworks print it once per run (rank 0): a second one after step lines is a second run appended
-# to the log (a restart, or two runs concatenated). Megatron-LM's argument summary, torchtitan's trainer, Lightning's
-# (NeMo 2) process-group set-up.
-_START_MARKS = ("using world size:", "Training starts at step", "Initializing distributed: GLOBAL_RANK: 0,")
+# to the log (a restart, or two runs concatenated). Megatron-LM's argument summary, torchtitan's first line and its
+# trainer, Lightning's (NeMo 2) process-group set-up.
+_START_MARKS = ("using world size:", "Starting job:", "Training starts at step", "Initializing distributed: GLOBAL_RANK: 0,")
 _WORLD_SIZE = re.compile(r"using world size:\s*(\d+)|MEMBER: \d+/(\d+)")
 MAX_RESTARTS_NAMED = 3
 
@@ -237,7 +241,8 @@ class LogParser:
         failed = failure_text(line)
         if failed is not None:
             self._failures.append((number, failed))
-        if "Initializing distributed" in line or "using world size" in line or "Training starts at" in line:
+        if ("Initializing distributed" in line or "using world size" in line or "Training starts at" in line
+                or "Starting job:" in line):
             self._start(line, number)
         return self._line(line, number)
 
@@ -271,12 +276,15 @@ class LogParser:
                                   f"started with {self._world[0]} at line {self._world[1]})")
         elif self._step_line:
             self._restart(number, f"a second start ('{mark}') after the step lines up to line {self._step_line}")
+        if self._step_line:  # the next run counts its steps afresh: its first step is not a second restart
+            self._last_step, self._step_line = {}, 0
         if size is not None:
             self._world = (size, number)
             self._state("world_size", size, number)
 
     def _restart(self, number: int, why: str) -> None:
         self.log.restarts.append(f"line {number}: {why}")
+        self.log.run_edges.append((number, self._step_line))
 
     def _order(self, step: int, number: int, stream: object = None) -> None:
         """Step lines of one run count up; a step below the previous one is a second run (a restart)."""
@@ -307,6 +315,7 @@ class LogParser:
         return self.log
 
     def _place_failures(self) -> None:
+        self.log.failure_lines = [number for number, _ in self._failures]
         last_step_line = max((s.line for s in self.log.steps), default=0)
         for number, text in self._failures:
             if number > last_step_line:
@@ -368,6 +377,7 @@ def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: in
                line_ends: bool = False) -> ParsedLog:
     """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept). With
     line_ends (lines read from a file, each with its line end), a line without one is tested as cut (LogParser.cut)."""
+    parser.log.first_line = first
     for number, line in enumerate(lines, 1):
         if number < first:
             continue
@@ -380,10 +390,19 @@ def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: in
 
 
 def run_bounds(log: ParsedLog) -> list[tuple[int, int]]:
-    """The lines of each run in a log that holds several (split where a restart is seen), first to last."""
-    starts = sorted({int(r.split()[1].rstrip(":")) for r in log.restarts})
-    edges = [1, *starts, log.lines + 1]
-    return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+    """The lines of each run in a log that holds several, first to last: each run's own lines only. A run ends at
+    its last step line, or at the last failure line after it (its crash); the next run starts where its start was
+    seen (its start banner, or its first step line when the step counter went back). The lines between (the next
+    run's set-up before that, or the first run's closing lines) are neither run's: no date, banner or GPU-hour of
+    one run is taken from them."""
+    bounds, first = [], 1
+    for start, last_step in sorted(log.run_edges):
+        end = max([last_step, *(n for n in log.failure_lines if last_step < n < start)])
+        if end >= first:
+            bounds.append((first, end))
+        first = start
+    bounds.append((first, log.lines))
+    return bounds
 
 
 def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
@@ -490,8 +509,21 @@ def plausible_date(d: date, today: date | None = None, source: str = "the log") 
     return d
 
 
-def tail(path: Path, lines: int = 40) -> list[str]:
-    """The last lines of a log (for the evidence file)."""
+def tail(path: Path, lines: int = 40, first: int = 1, last: int | None = None) -> list[str]:
+    """The last lines of a log (for the evidence file); with first/last, of its lines first..last (one run's)."""
+    if first > 1 or last is not None:
+        from collections import deque
+
+        kept: deque[str] = deque(maxlen=lines)
+        try:
+            for number, line in enumerate(read_lines(path), 1):
+                if last is not None and number > last:
+                    break
+                if number >= first:
+                    kept.append(line.rstrip("\r\n"))
+        except OSError:
+            return []
+        return list(kept)
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)

@@ -235,3 +235,35 @@ def test_a_five_line_excerpt_is_not_called_a_run_that_stopped_early(tmp_path: Pa
     r = measure.run_figures(recipe(1, 8192, 1, (1, 9), 20), catalog, titan, allow_partial=True)
     assert r.partial == ("too few steps: nemo2_evo2_dynamo_warning.log shows steps 0-9, the whole run its lines state "
                          "(10 steps), but the recipe's steps_per_run is 20")
+
+
+# --- one run of a log that holds several: its own lines only ----------------------------------------------------
+
+
+def test_log_run_takes_dates_and_banners_from_its_own_lines(tmp_path: Path) -> None:
+    # Megatron-LM issue 1570's two runs, with run 2's dated banner "[before the start of training step] datetime:
+    # 2025-05-09 06:22:17" inserted before its first step (line 6). Run 1 took that banner: its span (what GPU-hours
+    # count) ran 06:11:17 -> 06:22:17 = 660 s, where its own lines give 06:11:17 -> 06:11:23 = 6 s.
+    import datetime as dt
+
+    from runner.logs import parse_run, tail
+    from runner.logs.base import run_bounds
+
+    path = EDITED / "megatron_two_runs_dated_banner.log"
+    assert run_bounds(parse_file(path, "megatron")) == [(1, 4), (7, 9)]  # lines 5-6 are neither run's
+    first, second = parse_run(path, "megatron", 1), parse_run(path, "megatron", 2)
+    assert (first.first_time, first.last_time) == (dt.datetime(2025, 5, 9, 6, 11, 17), dt.datetime(2025, 5, 9, 6, 11, 23))
+    assert first.wall_seconds == 6.0 and first.source.endswith("(run 1 of 2: lines 1-4)")
+    assert (second.first_time, second.last_time) == (dt.datetime(2025, 5, 9, 6, 22, 40),
+                                                     dt.datetime(2025, 5, 9, 6, 22, 47))
+    # The evidence's log tail of run 1 is run 1's lines, not the file's end (run 2).
+    assert tail(path, first=first.first_line, last=first.lines)[-1].startswith(" [2025-05-09 06:11:23] iteration")
+    # Each run's start banner is its own: Megatron's "using world size" before each run splits there, once.
+    banner = "using world size: 32, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel size: 1\n"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    with_banners = tmp_path / "banners.log"
+    with_banners.write_text("".join([banner, *lines[:5], banner, *lines[5:]]), encoding="utf-8")
+    log = parse_file(with_banners, "megatron")
+    assert log.restarts == ["line 7: a second start ('using world size:') after the step lines up to line 5"]
+    assert run_bounds(log) == [(1, 5), (7, 11)]  # run 2 from its banner: its dated line 8 is its own
+    assert parse_run(with_banners, "megatron", 2).first_time == dt.datetime(2025, 5, 9, 6, 22, 17)
