@@ -260,8 +260,41 @@ class Measurement:
         return out
 
 
+SAME_RUN_MIN_LINES = 2  # shared step lines that must all agree before two logs are called one run
+
+
+def same_run(a: ParsedLog, b: ParsedLog) -> int:
+    """How many step lines two logs share with the same step time to the digit, when all they share agree (and they
+    share at least SAME_RUN_MIN_LINES): one run given twice, however its timestamps were shifted or a loss edited.
+    0 when they are two runs."""
+    mine = {s.span: s.time_s for s in a.steps}
+    theirs = {s.span: s.time_s for s in b.steps}
+    shared = mine.keys() & theirs.keys()
+    same = len(shared) >= SAME_RUN_MIN_LINES and all(mine[k] == theirs[k] for k in shared)
+    return len(shared) if same else 0
+
+
+def distinct_runs(runs: list[RunFigures]) -> None:
+    """Runs counted as several must be several: LogError for two whose step times are one run's, or for runs whose
+    tokens/s agree to the last digit (a CV of exactly 0 across them)."""
+    for i, later in enumerate(runs):
+        for earlier in runs[:i]:
+            lines = same_run(earlier.log, later.log)
+            if lines:
+                raise LogError(f"{later.log.source}: the {lines} step lines it shares with {earlier.log.name} print the "
+                               "same step times to the digit: one run given twice (its timestamps shifted or a figure "
+                               "edited), not two runs; nothing written")
+    rates = [r.tokens_per_s_per_gpu for r in runs]
+    if len(runs) > 1 and figures.cv_percent(rates) == 0.0:
+        raise LogError(f"{', '.join(r.log.name for r in runs)}: the {len(runs)} runs give the same tokens/s per GPU "
+                       f"({rates[0]:,.4f}) to the last digit, a CV of exactly 0 across runs: copies of one run, not "
+                       f"{len(runs)} runs; nothing written")
+
+
 def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date) -> Measurement:
-    """The median run (MLPerf-style, lower median for an even count) and the CV across runs."""
+    """The median run (MLPerf-style, lower median for an even count) and the CV across runs; runs that are one run
+    are refused (distinct_runs)."""
+    distinct_runs(runs)
     rates = [r.tokens_per_s_per_gpu for r in runs]
     median = runs[figures.median_index(rates)]
     hours = figures.gpu_hours(recipe.gpu.count, median.wall_seconds) if median.wall_seconds else None

@@ -267,3 +267,47 @@ def test_log_run_takes_dates_and_banners_from_its_own_lines(tmp_path: Path) -> N
     assert log.restarts == ["line 7: a second start ('using world size:') after the step lines up to line 5"]
     assert run_bounds(log) == [(1, 5), (7, 11)]  # run 2 from its banner: its dated line 8 is its own
     assert parse_run(with_banners, "megatron", 2).first_time == dt.datetime(2025, 5, 9, 6, 22, 17)
+
+
+# --- one run given as several -----------------------------------------------------------------------------------
+
+
+def test_a_log_and_its_shifted_or_edited_copies_are_one_run(tmp_path: Path) -> None:
+    # torchtitan PR 1287's log, a copy with every timestamp a day later, and a copy with one loss digit changed: the
+    # same bytes rule let them through as a verified-looking median of three (runs: 3, runs_cv_percent: 0.0) dated by
+    # the forged copy. Step times come from the timestamps' differences, so a shifted copy prints the same ones.
+    log = REAL_LOGS / "torchtitan_interval10.log"
+    text = log.read_text(encoding="utf-8")
+    shifted, edited = tmp_path / "shifted.log", tmp_path / "edited.log"
+    shifted.write_text(text.replace("2025-06-16", "2025-06-17"), encoding="utf-8")
+    edited.write_text(text.replace("loss:  6.0388", "loss:  6.0389"), encoding="utf-8")
+    recipe_path = log_registry(tmp_path, "torchtitan 0.2.2", 8, 8192, 8, (200, 249), 250)
+    for copy in (shifted, edited):
+        done = runner("remeasure", str(recipe_path), "--from-log", str(log), str(copy), "--dry-run", "--accept-change",
+                      "--accept-partial")
+        assert done.returncode == cli.EXIT_BAD_LOG
+        # The five lines at steps 210..250 (0-based spans 200-209 .. 240-249) are timed alike in both.
+        assert done.stderr == (f"error: {copy}: the 5 step lines it shares with torchtitan_interval10.log print the "
+                               "same step times to the digit: one run given twice (its timestamps shifted or a figure "
+                               "edited), not two runs; nothing written\n")
+
+
+def test_runs_whose_tokens_per_s_agree_to_the_last_digit_are_refused(catalog: Catalog) -> None:
+    # Run 2 of Megatron-LM issue 1570's log, and a copy with its window's two step times swapped (3156.5 and 3115.0 ms):
+    # not the same step times, but the same sum, so the same tokens/s to the last digit: a CV of exactly 0.
+    #   2 x 32 x 4096 = 262,144 tokens / (3.1565 + 3.1150 s = 6.2715 s) / 8 GPUs = 5,224.9063 tokens/s/GPU, both.
+    from runner.logs import parse_lines, parse_run
+
+    path = REAL_LOGS / "megatron_two_runs_concatenated.log"
+    run = parse_run(path, "megatron", 2)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[5:]
+    swapped = [lines[0], lines[1].replace("(ms): 3156.5", "(ms): 3115.0"),
+               lines[2].replace("(ms): 3115.0", "(ms): 3156.5")]
+    copy = parse_lines(swapped, "megatron", "swapped.log")
+    wanted = recipe(32, 4096, 8, (1, 2), 10)
+    runs = [measure.run_figures(wanted, catalog, log, allow_partial=True) for log in (run, copy)]
+    assert measure.same_run(run, copy) == 0  # their step times differ
+    with pytest.raises(LogError, match=r"megatron_two_runs_concatenated.log \(run 2 of 2: lines 6-8\), swapped.log: the "
+                                       r"2 runs give the same tokens/s per GPU \(5,224\.9063\) to the last digit, a CV of "
+                                       r"exactly 0 across runs: copies of one run, not 2 runs"):
+        measure.combine(wanted, runs, run.measured)
