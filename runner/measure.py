@@ -120,7 +120,7 @@ def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str
     if abs(tps / logged - 1.0) <= RATE_AGREEMENT:
         return []
     return [
-        f"{log.source}: the log's own tokens/s per GPU averages {logged:,.0f} over the window, the recipe's workload "
+        f"{log.name}: the log's own tokens/s per GPU averages {logged:,.0f} over the window, the recipe's workload "
         f"(global_batch x row_tokens / gpu.count) gives {tps:,.0f}: is this log a run of this recipe?"
     ]
 
@@ -205,19 +205,27 @@ def run_figures(
     )
 
 
+def undated(logs: list[ParsedLog]) -> str:
+    """Why a measurement from these logs has no date."""
+    names = ", ".join(log.name for log in logs)
+    return f"{names}: the log prints no date; pass --measured YYYY-MM-DD (the day the run was made)"
+
+
 def measured_date(
-    logs: list[ParsedLog], launched: dt.date | None = None, given: dt.date | None = None, today: dt.date | None = None
-) -> dt.date:
+    logs: list[ParsedLog], launched: dt.date | None = None, given: dt.date | None = None, today: dt.date | None = None,
+    required: bool = True,
+) -> dt.date | None:
     """The date a measurement is recorded under: the logs' own (their last timestamp), else the launch date of a
-    run the runner launched, else the date given with --measured; LogError when none is known or the date is not
-    plausible (before 2019 or after today)."""
+    run the runner launched, else the date given with --measured; LogError when the date is not plausible (before
+    2019 or after today), or when none is known and it is required (else None: the figures can still be shown)."""
     stated = max((log.measured for log in logs if log.measured is not None), default=None)
     if stated is not None and given is not None and given != stated:
         raise LogError(f"--measured {given.isoformat()} but the log is dated {stated.isoformat()}")
     chosen = stated or launched or given
     if chosen is None:
-        names = ", ".join(log.source for log in logs)
-        raise LogError(f"{names}: the log prints no date; pass --measured YYYY-MM-DD (the day the run was made)")
+        if not required:
+            return None
+        raise LogError(undated(logs))
     return plausible_date(chosen, today, logs[0].source if stated and logs else "the measurement")
 
 
@@ -226,7 +234,7 @@ class Measurement:
     median: RunFigures
     runs: list[RunFigures]
     runs_cv_percent: float
-    measured: dt.date
+    measured: dt.date | None  # None: no date known (the figures are shown, nothing is written)
     gpu_hours: float | None
 
     def result_fields(self) -> dict[str, Any]:
@@ -249,6 +257,8 @@ class Measurement:
             out["gpu_hours"] = self.gpu_hours
         if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all
             del out["steps_per_run"]
+        if out["measured"] is None:  # no date known: never written (runner/remeasure.py refuses the write)
+            del out["measured"]
         return out
 
     def evidence_fields(self) -> dict[str, Any]:
@@ -291,7 +301,7 @@ def distinct_runs(runs: list[RunFigures]) -> None:
                        f"{len(runs)} runs; nothing written")
 
 
-def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date) -> Measurement:
+def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date | None) -> Measurement:
     """The median run (MLPerf-style, lower median for an even count) and the CV across runs; runs that are one run
     are refused (distinct_runs)."""
     distinct_runs(runs)

@@ -276,6 +276,7 @@ class Decision:
     evidence: dict[str, Any]
     report: dict[str, Any]
     warnings: list[str]
+    undated: str | None = None  # why no date is known: the figures are shown, nothing is written
 
 
 def _warnings(m: Any) -> list[str]:
@@ -330,6 +331,7 @@ def measure_excerpt(m: Any) -> bool:
 
 
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
+    from runner.measure import undated
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
@@ -392,8 +394,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "drift_percent": m.median.drift_percent,
         "runs_drift_percent": [r.drift_percent for r in m.runs],
         "gpu_hours": m.gpu_hours,
-        "measured": m.measured.isoformat(),
-        "written": written | {"measured": m.measured.isoformat()},
+        "measured": m.measured.isoformat() if m.measured else None,
+        "written": written | {"measured": m.measured.isoformat() if m.measured else None},
         "recorded_tokens_per_s_per_gpu": g.recorded,
         "change_percent": g.change_percent,
         "tolerance_percent": g.tolerance_percent,
@@ -408,7 +410,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "decision": None,  # set by write: written, would write (dry run), or refused: why
     }
     refused = bool(g.outside and not options.accept_change and not options.as_new)
-    return Decision(g, refused, partial, new_text, data, report, warnings)
+    no_date = undated([r.log for r in m.runs]) if m.measured is None else None
+    return Decision(g, refused, partial, new_text, data, report, warnings, no_date)
 
 
 # --- step 4: the write ----------------------------------------------------------------------------------------
@@ -435,6 +438,12 @@ def _diff(target: Target, new_text: str) -> str:
 
 def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     options, sidecar_name = target.options, evidence.path_for(target.path).name
+    if decision.undated is not None:  # the figures are shown (the diff, without a date), never written
+        if options.dry_run:
+            print(_diff(target, decision.new_text) or "(no change)", file=out)
+            print("(dry run: the figures of a log without a date; result.measured is not known, so nothing can be "
+                  "written)", file=out)
+        raise Stop(Outcome.BAD_LOG, f"not written: {decision.undated}")
     if decision.partial is not None and not options.accept_partial:
         raise Stop(Outcome.BAD_LOG, f"not written: a partial run: {decision.partial}. Its figures hold for the window; "
                                     "to record it as partial (never verified), run again with --accept-partial.")

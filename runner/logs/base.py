@@ -332,12 +332,44 @@ class LogParser:
 MAX_LINE_CHARS = 1 << 20  # a log line longer than this is read in pieces (no line of a training log is this long)
 
 
+# A compressed file by its first bytes: the ones Python reads are read through (a log kept as run.log.gz), the
+# others refused by name.
+_READ_COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
+_OTHER_COMPRESSED = {b"\x28\xb5\x2f\xfd": "zstd", b"PK\x03\x04": "zip", b"7z\xbc\xaf\x27\x1c": "7z"}
+
+
+def compression(path: Path) -> str | None:
+    """The compression a file's first bytes show ("gzip", "zstd", ...), or None for a plain file."""
+    with path.open("rb") as handle:
+        head = handle.read(6)
+    return next((name for magic, name in {**_READ_COMPRESSED, **_OTHER_COMPRESSED}.items() if head.startswith(magic)),
+                None)
+
+
 def read_lines(path: Path) -> Iterator[str]:
-    """The log's lines; a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a
-    device) never has to fit in memory as one line."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
-        while line := handle.readline(MAX_LINE_CHARS):
-            yield line
+    """The log's lines, a gzip, bzip2 or xz file decompressed as it is read (another compression is refused by
+    name); a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a device) never has to
+    fit in memory as one line."""
+    kind = compression(path) if path.is_file() else None
+    if kind is None:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            while line := handle.readline(MAX_LINE_CHARS):
+                yield line
+        return
+    if kind not in _READ_COMPRESSED.values():
+        raise LogError(f"{path}: a {kind}-compressed file, not a text log: decompress it and pass the log itself")
+    import bz2
+    import gzip
+    import lzma
+    import zlib
+
+    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}[kind]
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            while line := handle.readline(MAX_LINE_CHARS):
+                yield line
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        raise LogError(f"{path}: a {kind}-compressed log that is cut or damaged ({exc}); nothing of it is read") from None
 
 
 # The summary line a run of ours ends with: runner/frameworks/* print `openrecipes-framework {json}` (framework and
@@ -511,7 +543,11 @@ def plausible_date(d: date, today: date | None = None, source: str = "the log") 
 
 def tail(path: Path, lines: int = 40, first: int = 1, last: int | None = None) -> list[str]:
     """The last lines of a log (for the evidence file); with first/last, of its lines first..last (one run's)."""
-    if first > 1 or last is not None:
+    try:
+        compressed = path.is_file() and compression(path) is not None
+    except OSError:
+        return []
+    if first > 1 or last is not None or compressed:
         from collections import deque
 
         kept: deque[str] = deque(maxlen=lines)
@@ -521,7 +557,7 @@ def tail(path: Path, lines: int = 40, first: int = 1, last: int | None = None) -
                     break
                 if number >= first:
                     kept.append(line.rstrip("\r\n"))
-        except OSError:
+        except (OSError, LogError):
             return []
         return list(kept)
     try:

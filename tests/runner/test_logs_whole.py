@@ -311,3 +311,83 @@ def test_runs_whose_tokens_per_s_agree_to_the_last_digit_are_refused(catalog: Ca
                                        r"2 runs give the same tokens/s per GPU \(5,224\.9063\) to the last digit, a CV of "
                                        r"exactly 0 across runs: copies of one run, not 2 runs"):
         measure.combine(wanted, runs, run.measured)
+
+
+# --- compressed logs, logs without dates, and what reaches the evidence -------------------------------------------
+
+
+def test_a_gzip_log_is_read_as_its_text(tmp_path: Path, catalog: Catalog) -> None:
+    # Our H200 torchtitan 3B run, committed gzip'd: read as it is, it gives the figure its recipe states
+    # (22,443.8356 tokens/s/GPU unrounded: tests/runner/test_stated_figures.py) and the tail of its text.
+    from runner.logs import tail
+
+    log = parse_file(TITAN_3B_8K, None)
+    r = measure.run_figures(_committed("llama-3.2-3b/h200/torchtitan-8k.yaml"), catalog, log)
+    assert abs(r.tokens_per_s_per_gpu - 22443.83561643836) < 1e-6
+    assert tail(TITAN_3B_8K)[-1].startswith('openrecipes-framework {"framework": "torchtitan"')
+    # Through remeasure: megatron_dense_interval20.log gzip'd gives its 70,462.1 tokens/s/GPU.
+    import gzip
+
+    packed = tmp_path / "megatron_dense_interval20.log.gz"
+    packed.write_bytes(gzip.compress((REAL_LOGS / "megatron_dense_interval20.log").read_bytes()))
+    recipe_path = log_registry(tmp_path, "Megatron-LM core_r0.9.0", 64, 2048, 8, (20, 199), 40000)
+    done = runner("remeasure", str(recipe_path), "--from-log", str(packed), "--dry-run", "--accept-change",
+                  "--accept-partial")
+    assert done.returncode == cli.EXIT_OK, done.stderr
+    assert "+  tokens_per_s_per_gpu: 70462.1\n" in done.stdout
+
+
+def test_a_log_compressed_otherwise_or_cut_is_refused_saying_so(tmp_path: Path) -> None:
+    import gzip
+
+    text = (REAL_LOGS / "megatron_dense_interval20.log").read_bytes()
+    zstd = tmp_path / "run.log.zst"
+    zstd.write_bytes(b"\x28\xb5\x2f\xfd" + text[:64])  # zstd's frame magic: Python reads no zstd
+    with pytest.raises(LogError, match=r"run.log.zst: a zstd-compressed file, not a text log: decompress it and pass "
+                                       r"the log itself"):
+        parse_file(zstd, "megatron")
+    cut = tmp_path / "run.log.gz"
+    cut.write_bytes(gzip.compress(text)[:200])  # a download cut short
+    with pytest.raises(LogError, match=r"run.log.gz: a gzip-compressed log that is cut or damaged \(.*\); nothing of "
+                                       r"it is read"):
+        parse_file(cut, "megatron")
+    recipe_path = log_registry(tmp_path, "Megatron-LM core_r0.9.0", 64, 2048, 8, (20, 199), 40000)
+    done = runner("remeasure", str(recipe_path), "--from-log", str(zstd), "--dry-run")
+    assert done.returncode == cli.EXIT_BAD_LOG and done.stderr.count("\n") == 1 and "zstd-compressed" in done.stderr
+
+
+def test_dry_run_shows_the_figures_of_a_log_without_dates(tmp_path: Path) -> None:
+    # NVIDIA-BioNeMo PR 740's NeMo excerpt prints no timestamp. Refused before its figures were shown; now the dry run
+    # prints them, and the write is refused naming the missing date. Window [120, 125]: 6 x 1 x 1024 = 6,144 tokens /
+    # 0.18998 s / 1 GPU = 32,340.2 tokens/s/GPU (tests/runner/test_logs_corpus_more.py).
+    recipe_path = log_registry(tmp_path, "NeMo 2.5", 1, 1024, 1, (120, 125), 150)
+    before = recipe_path.read_bytes()
+    log = str(REAL_LOGS / "nemo2_bionemo_undated_excerpt.log")
+    done = runner("remeasure", str(recipe_path), "--from-log", log, "--dry-run", "--accept-change", "--accept-partial")
+    assert done.returncode == cli.EXIT_BAD_LOG
+    assert "+  tokens_per_s_per_gpu: 32340.2\n" in done.stdout and "measured:" not in done.stdout
+    assert "(dry run: the figures of a log without a date; result.measured is not known, so nothing can be written)" \
+        in done.stdout
+    assert done.stderr == ("error: not written: nemo2_bionemo_undated_excerpt.log: the log prints no date; pass "
+                           "--measured YYYY-MM-DD (the day the run was made)\n")
+    assert recipe_path.read_bytes() == before
+    dated = runner("remeasure", str(recipe_path), "--from-log", log, "--dry-run", "--accept-change", "--accept-partial",
+                   "--measured", "2025-03-01")
+    assert dated.returncode == cli.EXIT_OK, dated.stderr
+    assert "+  measured: 2025-03-01\n" in dated.stdout
+
+
+def test_no_path_of_the_machine_enters_the_evidence(tmp_path: Path) -> None:
+    # torchtitan PR 1287's log (8 rows of 8,192 tokens) read into a recipe of 4,096-token rows: its own tokens/s
+    # (mean 5,811) disagrees with the recipe's workload (2,904.0), and that warning named the log by its absolute
+    # path, committed in the evidence.
+    recipe_path = log_registry(tmp_path, "torchtitan 0.2.2", 8, 4096, 8, (200, 249), 250)
+    log = REAL_LOGS / "torchtitan_interval10.log"
+    done = runner("remeasure", str(recipe_path), "--from-log", str(log.resolve()), "--accept-change", "--accept-partial")
+    assert done.returncode == cli.EXIT_OK, done.stderr
+    assert "warning: torchtitan_interval10.log: the log's own tokens/s per GPU averages 5,811 over the window" \
+        in done.stdout
+    written = recipe_path.read_text(encoding="utf-8") + recipe_path.with_suffix(".evidence.json").read_text("utf-8")
+    assert "torchtitan_interval10.log: the log's own tokens/s" in written
+    for folder in (str(REAL_LOGS.resolve()), str(tmp_path), str(Path.home()), str(Path.cwd())):
+        assert folder not in written
