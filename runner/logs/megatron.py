@@ -11,7 +11,12 @@ steps N-k .. N-1, each given the averaged time, marked with that span (``Step.fi
 window that cuts an interval is refused. Iterations between two lines further apart than k are missing from
 the log (a trimmed README, a lost stretch of output) and are never filled in. A line whose iterations were all
 skipped prints no loss; its steps get loss None. Old logs (2020) print no date and no consumed samples: the
-same fields are read.
+same fields are read. ``grad norm:`` is the line's gradient norm (a NaN or infinite one refuses the run).
+
+What the run states about itself, checked against the recipe (runner.measure.stated_workload): ``global batch
+size`` on each line, the argument dump at the start (``  seq_length ........ 4096``, ``global_batch_size``,
+``world_size``), ``using world size: N`` and the theoretical-memory report's ``Total number of parameters in
+billions: 1.49``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,11 @@ What the lines say and do not say:
 - ``validate step: N  loss: ...`` (torchtitan's validator) is a validation pass, not a training step: ignored.
 - ``Trainer is initialized with local batch size B, global batch size G, sequence length S, total steps T``
   (or the older ``Training starts at step 1, with ... global batch size G ... total steps T``) states the run's
-  steps and rows per step: read as ``total_steps`` and ``global_batch``.
+  steps, rows per step and row length: read as ``total_steps``, ``global_batch`` and ``seq_length``.
+  ``Model NAME FLAVOR size: N total parameters`` states the model's size (``model_params``; torchtitan's Llama
+  counts a tied output layer apart), ``Building K-D device mesh with [...], [a, b]`` its GPUs (``world_size``,
+  the product); each is checked against the recipe (runner.measure.stated_workload).
+- ``grad_norm:`` (since 2025) is read as the step's gradient norm; a NaN or infinite one refuses the run.
 - ANSI colour codes (``metrics.enable_color_printing``) are removed before a line is read.
 """
 
@@ -57,7 +61,6 @@ class TorchtitanParser(LogParser):
     name = "torchtitan"
     label = "torchtitan"
     frameworks = ("torchtitan",)
-
     end_mark = "%"  # the last field is mfu: NN.NN%
 
     @classmethod

@@ -18,6 +18,16 @@ from runner.logs import PARSERS, LogError, check_steps, parse_file, parse_lines
 EDITED = REAL_LOGS.parent / "edited_logs"
 
 
+def test_each_edited_log_names_its_real_log_its_edit_and_its_outcome() -> None:
+    logs = sorted(EDITED.glob("*.log"))
+    assert len(logs) >= 3
+    for log in logs:
+        source = log.with_suffix(".source.md").read_text(encoding="utf-8")
+        real = re.search(r"Copy of: \.\./real_logs/(\S+\.log)", source)
+        assert real and (REAL_LOGS / real.group(1)).is_file(), log.name
+        assert "- Edit: " in source and "- Expected: " in source, log.name
+
+
 # --- a last line cut short --------------------------------------------------------------------------------------
 
 
