@@ -18,6 +18,7 @@ a `Stop` naming its `Outcome`; runner/cli.py maps outcomes to exit codes.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,11 +331,38 @@ def measure_excerpt(m: Any) -> bool:
     return excerpt(m.median.log) is not None
 
 
+def _machine_folders(target: Target) -> list[tuple[re.Pattern[str], str]]:
+    """This machine's folders as the text committed with a recipe replaces them (the registry, the logs' folders,
+    the working folder, the home and temporary folders), the longest first: no absolute path of the machine that
+    measured enters the evidence, through a warning, a partial reason or the log's tail."""
+    import tempfile
+
+    named = [(target.root, "<registry>"), (Path.cwd(), "<cwd>"), (Path.home(), "~"),
+             (Path(tempfile.gettempdir()), "<tmp>")]
+    named += [(log.absolute().parent, "<log folder>") for log in target.options.from_log]
+    folders: dict[str, str] = {}
+    for folder, name in named:
+        for form in (str(folder.absolute()), str(folder.resolve())):
+            if len(form) > 1:  # never "/" itself
+                folders.setdefault(form, name)
+    return [(re.compile(re.escape(form) + r"(?![\w.-])"), name)
+            for form, name in sorted(folders.items(), key=lambda item: -len(item[0]))]
+
+
+def _unplaced(text: str, folders: list[tuple[re.Pattern[str], str]]) -> str:
+    for pattern, name in folders:
+        text = pattern.sub(name, text)
+    return text
+
+
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     from runner.measure import undated
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
+    folders = _machine_folders(target)
+    for run in m.runs:  # a failure line quoted in a partial reason may name a folder of this machine
+        run.partial = _unplaced(run.partial, folders) if run.partial else run.partial
     fields = m.result_fields()
     written = {k: rounded(k, v) for k, v in fields.items()}
     if m.gpu_hours is None:  # the old figure was another run's: it goes, rather than stand beside the new ones
@@ -342,7 +370,7 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
             "the run by"
         print(f"gpu_hours: {why}; no GPU-hours are written" + (" (the recorded one is removed)"
               if target.recipe.result.gpu_hours is not None else ""), file=out)
-    warnings = _warnings(m)
+    warnings = [_unplaced(w, folders) for w in _warnings(m)]
     for w in warnings:
         print(f"warning: {w}", file=out)
     env, diffs = _environment(target, measured)
@@ -372,7 +400,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
              "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
     data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
-                          measured.command, env, diffs, measured.log_tail, _existing_evidence(target), extra)
+                          measured.command, env, diffs, [_unplaced(line, folders) for line in measured.log_tail],
+                          _existing_evidence(target), extra)
     report = {
         "recipe": target.recipe_id,
         "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,

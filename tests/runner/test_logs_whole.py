@@ -391,13 +391,20 @@ def test_no_path_of_the_machine_enters_the_evidence(tmp_path: Path) -> None:
     # torchtitan PR 1287's log (8 rows of 8,192 tokens) read into a recipe of 4,096-token rows: its own tokens/s
     # (mean 5,811) disagrees with the recipe's workload (2,904.0), and that warning named the log by its absolute
     # path, committed in the evidence.
+    # A line the run printed after its last step names folders of this machine (the log's, the home folder): the
+    # evidence's log tail quotes the log with those folders named, not spelled out.
     recipe_path = log_registry(tmp_path, "torchtitan 0.2.2", 8, 4096, 8, (200, 249), 250)
-    log = REAL_LOGS / "torchtitan_interval10.log"
-    done = runner("remeasure", str(recipe_path), "--from-log", str(log.resolve()), "--accept-change", "--accept-partial")
+    log = tmp_path / "logs" / "torchtitan_interval10.log"
+    log.parent.mkdir()
+    said = (f"[rank0]:[titan] 2025-06-16 22:32:01,000 - root - WARNING - no checkpoint at {log.parent}/ckpt nor at "
+            f"{Path.home()}/ckpt\n")
+    log.write_text((REAL_LOGS / log.name).read_text(encoding="utf-8") + said, encoding="utf-8")
+    done = runner("remeasure", str(recipe_path), "--from-log", str(log), "--accept-change", "--accept-partial")
     assert done.returncode == cli.EXIT_OK, done.stderr
     assert "warning: torchtitan_interval10.log: the log's own tokens/s per GPU averages 5,811 over the window" \
         in done.stdout
     written = recipe_path.read_text(encoding="utf-8") + recipe_path.with_suffix(".evidence.json").read_text("utf-8")
     assert "torchtitan_interval10.log: the log's own tokens/s" in written
+    assert "no checkpoint at <log folder>/ckpt nor at ~/ckpt" in written
     for folder in (str(REAL_LOGS.resolve()), str(tmp_path), str(Path.home()), str(Path.cwd())):
         assert folder not in written
