@@ -59,8 +59,13 @@ def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> 
                     f"steps), but the recipe's steps_per_run is {wanted:,}")
         states = f" (its lines state a run of {stated:,})" if stated is not None else ""
         return (f"too few steps: {log.name} shows {log.shown_text()} but the recipe's steps_per_run is {wanted:,}"
-                f"{states}; the log ends there, with no failure line")
+                f"{states}; the log ends there, with no failure line{_cut(log)}")
     return excerpt(log)
+
+
+def _cut(log: ParsedLog) -> str:
+    """What a partial reason adds for a log whose last line was cut short and left out."""
+    return f"; its last line, {log.cut}, was cut short and left out" if log.cut is not None else ""
 
 
 def one_run(log: ParsedLog) -> None:
@@ -107,7 +112,7 @@ def excerpt(log: ParsedLog) -> str | None:
                 f"and its steps before are not in the log{stated})")
     if log.failure is None and log.total_steps is not None and log.total_steps > shown[1] + 1:
         return (f"an excerpt: {log.name} shows {log.shown_text()} of a run of {log.total_steps:,} steps (as its lines "
-                "state), not the run to its end (its end and its wall time are not in the log)")
+                f"state), not the run to its end (its end and its wall time are not in the log){_cut(log)}")
     return None
 
 

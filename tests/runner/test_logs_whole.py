@@ -47,6 +47,10 @@ def test_a_last_line_cut_inside_its_step_time_is_left_out_and_said(catalog: Cata
     r = measure.run_figures(recipe(64, 2048, 8, (20, 179), None), catalog, log, allow_partial=True)
     assert r.tokens_per_s_per_gpu == pytest.approx(70374.23, abs=0.01)
     assert log.warnings[0] in r.warnings
+    # Its lines say "/40000": an excerpt, whose reason names the line left out.
+    assert r.partial == ("an excerpt: megatron_dense_interval20_cut.log shows steps 0-179 of a run of 40,000 steps (as "
+                         "its lines state), not the run to its end (its end and its wall time are not in the log); its "
+                         "last line, 17, was cut short and left out")
 
 
 def test_remeasure_says_the_cut_line_was_left_out(tmp_path: Path) -> None:
