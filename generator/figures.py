@@ -20,7 +20,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from generator.catalog import Architecture, AttentionKind, Catalog, Mamba
+    from generator.catalog import Architecture, AttentionKind, Catalog, Mamba, ModelCard
     from generator.models import Recipe
 
 SECONDS_PER_HOUR = 3600.0
@@ -687,6 +687,25 @@ def relative_difference(reference: float, value: float) -> float:
     """|value - reference| / |reference|: how far a recomputed figure lies from the stated one, or a candidate loss
     from the reference loss. Against a reference of 0, |value| (as Megatron-Bridge's validate_convergence does)."""
     return abs(value - reference) / abs(reference) if reference else abs(value)
+
+
+# A training log's stated parameter count (Megatron's "Total number of parameters in billions: 1.49", torchtitan's
+# "size: 3,606,752,256 total parameters") against the recipe's model card: beyond this relative difference it is
+# another model. Within it: norms counted or not, an MTP head (DeepSeek-V3: 1.7%), Megatron's padded vocabulary and
+# its rounding to 0.01 B (4% of a 125M model).
+STATED_PARAMS_TOLERANCE = 0.05
+
+
+def stated_params_agree(stated: int, card: ModelCard) -> bool:
+    """Whether a parameter count a log states can be the card's model: within STATED_PARAMS_TOLERANCE of its total
+    (N for a dense model), or, for tied embeddings, of that total with the output layer counted apart (vocab x
+    hidden: torchtitan's Llama unties it, 3,212,749,824 + 128,256 x 3,072 = 3,606,752,256 for Llama-3.2-3B)."""
+    total = card.total_params or card.active_params.count
+    counts = [total]
+    arch = card.architecture
+    if arch is not None and arch.tied_embeddings:
+        counts.append(total + arch.vocab_size * arch.hidden_size)
+    return any(relative_difference(count, stated) <= STATED_PARAMS_TOLERANCE for count in counts)
 
 
 def six_n_flops_per_token(arch: Architecture, seq_len: int, params: int) -> float:

@@ -61,11 +61,13 @@ What happens, in order:
      console and to .openrecipes-runs/<recipe>/<time>/runN.log (outside git), under a progress bar (step i/N,
      tokens/s per GPU, ETA). Ctrl-C or --timeout ends every process of the run and writes nothing.
   4. the log is parsed for the recipe's framework (Megatron-LM/Bridge, NeMo 2, torchtitan, miles/slime, or the
-     bundled engine); a NaN loss, a missing window step or an MFU above {_MFU_BOUND:g} of the GPU's dense peak
-     (generator.figures.MFU_BOUND: more than a training step reaches) refuses, writing nothing. A crash, an
-     interruption (^C, KeyboardInterrupt), too few steps or an excerpt (a log not showing step 0) is a partial
-     run: its figures and the decision are printed, and it is written only with --accept-partial, marked
-     result.partial (never verified).
+     bundled engine); a last line cut short (no line end) is left out and said. A NaN or infinite loss or
+     gradient norm, a missing window step, a log stating another global batch, sequence length, GPU count or
+     model than the recipe's (a run of another workload is another recipe), or an MFU above {_MFU_BOUND:g} of the
+     GPU's dense peak (generator.figures.MFU_BOUND: more than a training step reaches) refuses, writing nothing.
+     A crash, an interruption (^C, KeyboardInterrupt), too few steps or an excerpt (a log not showing step 0, or
+     ending before the steps its lines state, "iteration 200/40000") is a partial run: its figures and the
+     decision are printed, and it is written only with --accept-partial, marked result.partial (never verified).
   5. the new tokens/s is compared with the recorded one: beyond the larger of {_LOW:g}% and {_FACTOR:g}x the recorded
      step-time CV, capped at {_CAP:g}%, it is reported as a regression or improvement and not written unless
      --accept-change. A run whose step-time CV is above {_NOISY:g}% is flagged as noisy (output and evidence).

@@ -40,17 +40,32 @@ class RunFigures:
 
 
 def incomplete(recipe: Recipe, log: ParsedLog, exit_code: int | None = None) -> str | None:
-    """Why this log is not a complete run of the recipe (a failure line, a non-zero exit, fewer steps than
-    steps_per_run), or None."""
+    """Why this log is not a complete run of the recipe, as far as the log shows it (a failure line, a non-zero
+    exit, a log that does not show the run from step 0 or to the end its lines state, fewer steps than
+    steps_per_run), or None. Never more than the log shows: a log that just ends is not called a run that stopped."""
     if log.failure is not None:  # the log's name, not its folder: the reason is committed with the recipe
-        return f"the run failed: {Path(log.source).name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
+        return f"the run failed: {log.name}:{log.failure_line}: {log.failure.split(': ', 1)[1]}"
     if exit_code not in (None, 0):
         return f"the run exited with status {exit_code}"
-    shown = max((s.step for s in log.steps), default=-1) + 1
-    wanted = recipe.result.steps_per_run
-    if wanted is not None and shown < wanted:
-        return f"too few steps: the log shows {shown} steps but the recipe's steps_per_run is {wanted} (the run stopped early)"
+    shown = log.shown
+    if shown is None:
+        return None
+    if shown[0] > 0:
+        return excerpt(log)
+    wanted, stated, count = recipe.result.steps_per_run, log.total_steps, shown[1] + 1
+    if wanted is not None and count < wanted:
+        if stated == count:
+            return (f"too few steps: {log.name} shows {log.shown_text()}, the whole run its lines state ({stated:,} "
+                    f"steps), but the recipe's steps_per_run is {wanted:,}")
+        states = f" (its lines state a run of {stated:,})" if stated is not None else ""
+        return (f"too few steps: {log.name} shows {log.shown_text()} but the recipe's steps_per_run is {wanted:,}"
+                f"{states}; the log ends there, with no failure line{_cut(log)}")
     return excerpt(log)
+
+
+def _cut(log: ParsedLog) -> str:
+    """What a partial reason adds for a log whose last line was cut short and left out."""
+    return f"; its last line, {log.cut}, was cut short and left out" if log.cut is not None else ""
 
 
 def one_run(log: ParsedLog) -> None:
@@ -65,13 +80,40 @@ def one_run(log: ParsedLog) -> None:
     )
 
 
+def stated_workload(recipe: Recipe, catalog: Catalog, log: ParsedLog) -> None:
+    """A log that states another global batch, sequence length, GPU count or model than the recipe's is a run of
+    another recipe: refused naming both values (there is no flag to accept it: such a run is a new recipe)."""
+    wl = recipe.workload
+    another = "this log is not a run of this recipe (a run of another workload is another recipe: python -m generator new)"
+    for attribute, what, field_, wanted in (("global_batch", "global batch size", "workload.global_batch", wl.global_batch),
+                                            ("seq_length", "sequence length", "workload.row_tokens", wl.row_tokens),
+                                            ("world_size", "GPU count (world size)", "gpu.count", recipe.gpu.count)):
+        stated = getattr(log, attribute)
+        if stated is not None and stated != wanted:
+            raise LogError(f"{log.source}:{log.stated_at.get(attribute, 0)}: the log's {what} is {stated} but the "
+                           f"recipe's {field_} is {wanted}: {another}")
+    card = catalog.models.get(recipe.model)
+    if log.model_params is not None and card is not None and not figures.stated_params_agree(log.model_params, card):
+        total = card.total_params or card.active_params.count
+        raise LogError(f"{log.source}:{log.stated_at['model_params']}: the log's model has {log.model_params:,} "
+                       f"parameters but the recipe's model {recipe.model} has {total:,} (beyond "
+                       f"{figures.STATED_PARAMS_TOLERANCE:.0%}, an untied output layer allowed for): {another}")
+
+
 def excerpt(log: ParsedLog) -> str | None:
-    """Why the log is an excerpt (it does not show the run from its first step), or None."""
+    """Why the log is an excerpt, or None: it does not show the run from step 0, or it ends, with no failure line,
+    before the steps its lines state ("iteration 200/40000"). Its first-to-last timestamp is not the run's wall time."""
     shown = log.shown
-    if shown is None or shown[0] == 0:
+    if shown is None:
         return None
-    return (f"an excerpt: {Path(log.source).name} shows steps {shown[0]}-{shown[1]}, not the run from step 0 (its start, its "
-            "wall time and its steps before are not in the log)")
+    stated = f"; its lines state a run of {log.total_steps:,} steps" if log.total_steps is not None else ""
+    if shown[0] > 0:
+        return (f"an excerpt: {log.name} shows {log.shown_text()}, not the run from step 0 (its start, its wall time "
+                f"and its steps before are not in the log{stated})")
+    if log.failure is None and log.total_steps is not None and log.total_steps > shown[1] + 1:
+        return (f"an excerpt: {log.name} shows {log.shown_text()} of a run of {log.total_steps:,} steps (as its lines "
+                f"state), not the run to its end (its end and its wall time are not in the log){_cut(log)}")
+    return None
 
 
 def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str]:
@@ -83,7 +125,7 @@ def _rate_check(log: ParsedLog, window: tuple[int, int], tps: float) -> list[str
     if abs(tps / logged - 1.0) <= RATE_AGREEMENT:
         return []
     return [
-        f"{log.source}: the log's own tokens/s per GPU averages {logged:,.0f} over the window, the recipe's workload "
+        f"{log.name}: the log's own tokens/s per GPU averages {logged:,.0f} over the window, the recipe's workload "
         f"(global_batch x row_tokens / gpu.count) gives {tps:,.0f}: is this log a run of this recipe?"
     ]
 
@@ -103,18 +145,17 @@ def run_figures(
         raise LogError("the recipe has no result.window: set the first and last step to measure over, e.g. [5, 19]")
     window = (recipe.result.window[0], recipe.result.window[1])
     one_run(log)
+    stated_workload(recipe, catalog, log)
     partial = incomplete(recipe, log, exit_code)
     if partial is not None and not allow_partial:
         raise LogError(f"{partial}; nothing written (a run accepted as partial needs --accept-partial)")
     check_steps(log, window)
     wl = recipe.workload
     warnings = list(log.warnings)
-    if log.global_batch is not None and log.global_batch != wl.global_batch:
-        raise LogError(
-            f"{log.source}: the log's global batch size is {log.global_batch} but the recipe's workload.global_batch is "
-            f"{wl.global_batch}: this log is not a run of this recipe"
-        )
     by_step = {s.step: s for s in log.steps}
+    if all(by_step[i].loss is None for i in range(window[0], window[1] + 1)):
+        warnings.append(f"{log.name}: no line of the window [{window[0]}, {window[1]}] prints a loss: nothing in the "
+                        "log shows the run trained (every iteration skipped, or a pipeline stage that computes none)")
     times = [by_step[i].time_s if i in by_step else 0.0 for i in range(window[1] + 1)]
     expected = figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens)  # one step's tokens
     odd = [i for i in range(window[0], window[1] + 1) if by_step[i].tokens not in (None, expected)]
@@ -169,19 +210,27 @@ def run_figures(
     )
 
 
+def undated(logs: list[ParsedLog]) -> str:
+    """Why a measurement from these logs has no date."""
+    names = ", ".join(log.name for log in logs)
+    return f"{names}: the log prints no date; pass --measured YYYY-MM-DD (the day the run was made)"
+
+
 def measured_date(
-    logs: list[ParsedLog], launched: dt.date | None = None, given: dt.date | None = None, today: dt.date | None = None
-) -> dt.date:
+    logs: list[ParsedLog], launched: dt.date | None = None, given: dt.date | None = None, today: dt.date | None = None,
+    required: bool = True,
+) -> dt.date | None:
     """The date a measurement is recorded under: the logs' own (their last timestamp), else the launch date of a
-    run the runner launched, else the date given with --measured; LogError when none is known or the date is not
-    plausible (before 2019 or after today)."""
+    run the runner launched, else the date given with --measured; LogError when the date is not plausible (before
+    2019 or after today), or when none is known and it is required (else None: the figures can still be shown)."""
     stated = max((log.measured for log in logs if log.measured is not None), default=None)
     if stated is not None and given is not None and given != stated:
         raise LogError(f"--measured {given.isoformat()} but the log is dated {stated.isoformat()}")
     chosen = stated or launched or given
     if chosen is None:
-        names = ", ".join(log.source for log in logs)
-        raise LogError(f"{names}: the log prints no date; pass --measured YYYY-MM-DD (the day the run was made)")
+        if not required:
+            return None
+        raise LogError(undated(logs))
     return plausible_date(chosen, today, logs[0].source if stated and logs else "the measurement")
 
 
@@ -190,7 +239,7 @@ class Measurement:
     median: RunFigures
     runs: list[RunFigures]
     runs_cv_percent: float
-    measured: dt.date
+    measured: dt.date | None  # None: no date known (the figures are shown, nothing is written)
     gpu_hours: float | None
 
     def result_fields(self) -> dict[str, Any]:
@@ -216,6 +265,8 @@ class Measurement:
             out["peak_memory"] = peak
         if out["steps_per_run"] is None:  # a partial run keeps the recipe's steps_per_run: it did not run them all
             del out["steps_per_run"]
+        if out["measured"] is None:  # no date known: never written (runner/remeasure.py refuses the write)
+            del out["measured"]
         return out
 
     def peak_memory(self) -> dict[str, float] | None:
@@ -235,8 +286,41 @@ class Measurement:
         return out
 
 
-def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date) -> Measurement:
-    """The median run (MLPerf-style, lower median for an even count) and the CV across runs."""
+SAME_RUN_MIN_LINES = 2  # shared step lines that must all agree before two logs are called one run
+
+
+def same_run(a: ParsedLog, b: ParsedLog) -> int:
+    """How many step lines two logs share with the same step time to the digit, when all they share agree (and they
+    share at least SAME_RUN_MIN_LINES): one run given twice, however its timestamps were shifted or a loss edited.
+    0 when they are two runs."""
+    mine = {s.span: s.time_s for s in a.steps}
+    theirs = {s.span: s.time_s for s in b.steps}
+    shared = mine.keys() & theirs.keys()
+    same = len(shared) >= SAME_RUN_MIN_LINES and all(mine[k] == theirs[k] for k in shared)
+    return len(shared) if same else 0
+
+
+def distinct_runs(runs: list[RunFigures]) -> None:
+    """Runs counted as several must be several: LogError for two whose step times are one run's, or for runs whose
+    tokens/s agree to the last digit (a CV of exactly 0 across them)."""
+    for i, later in enumerate(runs):
+        for earlier in runs[:i]:
+            lines = same_run(earlier.log, later.log)
+            if lines:
+                raise LogError(f"{later.log.source}: the {lines} step lines it shares with {earlier.log.name} print the "
+                               "same step times to the digit: one run given twice (its timestamps shifted or a figure "
+                               "edited), not two runs; nothing written")
+    rates = [r.tokens_per_s_per_gpu for r in runs]
+    if len(runs) > 1 and figures.cv_percent(rates) == 0.0:
+        raise LogError(f"{', '.join(r.log.name for r in runs)}: the {len(runs)} runs give the same tokens/s per GPU "
+                       f"({rates[0]:,.4f}) to the last digit, a CV of exactly 0 across runs: copies of one run, not "
+                       f"{len(runs)} runs; nothing written")
+
+
+def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date | None) -> Measurement:
+    """The median run (MLPerf-style, lower median for an even count) and the CV across runs; runs that are one run
+    are refused (distinct_runs)."""
+    distinct_runs(runs)
     rates = [r.tokens_per_s_per_gpu for r in runs]
     median = runs[figures.median_index(rates)]
     hours = figures.gpu_hours(recipe.gpu.count, median.wall_seconds) if median.wall_seconds else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,7 +257,7 @@ def measure_runs(target: Target, out: TextIO) -> Measured:
         raise Stop(Outcome.USAGE, str(exc)) from None
     except LogError as exc:
         message = str(exc)
-        raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}\nnothing written") from None
+        raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}; nothing written") from None
     except RunFailed as exc:
         raise Stop(Outcome.RUN_FAILED, str(exc)) from None
     except Interrupted as exc:
@@ -310,6 +311,7 @@ class Decision:
     evidence: dict[str, Any]
     report: dict[str, Any]
     warnings: list[str]
+    undated: str | None = None  # why no date is known: the figures are shown, nothing is written
 
 
 def _warnings(m: Any) -> list[str]:
@@ -387,10 +389,38 @@ def measure_excerpt(m: Any) -> bool:
     return excerpt(m.median.log) is not None
 
 
+def _machine_folders(target: Target) -> list[tuple[re.Pattern[str], str]]:
+    """This machine's folders as the text committed with a recipe replaces them (the registry, the logs' folders,
+    the working folder, the home and temporary folders), the longest first: no absolute path of the machine that
+    measured enters the evidence, through a warning, a partial reason or the log's tail."""
+    import tempfile
+
+    named = [(target.root, "<registry>"), (Path.cwd(), "<cwd>"), (Path.home(), "~"),
+             (Path(tempfile.gettempdir()), "<tmp>")]
+    named += [(log.absolute().parent, "<log folder>") for log in target.options.from_log]
+    folders: dict[str, str] = {}
+    for folder, name in named:
+        for form in (str(folder.absolute()), str(folder.resolve())):
+            if len(form) > 1:  # never "/" itself
+                folders.setdefault(form, name)
+    return [(re.compile(re.escape(form) + r"(?![\w.-])"), name)
+            for form, name in sorted(folders.items(), key=lambda item: -len(item[0]))]
+
+
+def _unplaced(text: str, folders: list[tuple[re.Pattern[str], str]]) -> str:
+    for pattern, name in folders:
+        text = pattern.sub(name, text)
+    return text
+
+
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
+    from runner.measure import undated
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
+    folders = _machine_folders(target)
+    for run in m.runs:  # a failure line quoted in a partial reason may name a folder of this machine
+        run.partial = _unplaced(run.partial, folders) if run.partial else run.partial
     fields = m.result_fields()
     written = {k: rounded(k, v) for k, v in fields.items()}
     if m.gpu_hours is None:  # the old figure was another run's: it goes, rather than stand beside the new ones
@@ -398,7 +428,7 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
             "the run by"
         print(f"gpu_hours: {why}; no GPU-hours are written" + (" (the recorded one is removed)"
               if target.recipe.result.gpu_hours is not None else ""), file=out)
-    warnings = _warnings(m)
+    warnings = [_unplaced(w, folders) for w in _warnings(m)]
     for w in warnings:
         print(f"warning: {w}", file=out)
     env, diffs = _environment(target, measured)
@@ -436,7 +466,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
              "peak_memory": fields.get("peak_memory"),
              "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
     data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
-                          measured.command, env, diffs, measured.log_tail, _existing_evidence(target), extra)
+                          measured.command, env, diffs, [_unplaced(line, folders) for line in measured.log_tail],
+                          _existing_evidence(target), extra)
     report = {
         "recipe": target.recipe_id,
         "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
@@ -458,8 +489,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "drift_percent": m.median.drift_percent,
         "runs_drift_percent": [r.drift_percent for r in m.runs],
         "gpu_hours": m.gpu_hours,
-        "measured": m.measured.isoformat(),
-        "written": written | {"measured": m.measured.isoformat()},
+        "measured": m.measured.isoformat() if m.measured else None,
+        "written": written | {"measured": m.measured.isoformat() if m.measured else None},
         "recorded_tokens_per_s_per_gpu": g.recorded,
         "change_percent": g.change_percent,
         "tolerance_percent": g.tolerance_percent,
@@ -474,7 +505,8 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
         "decision": None,  # set by write: written, would write (dry run), or refused: why
     }
     refused = bool(g.outside and not options.accept_change and not options.as_new)
-    return Decision(g, refused, partial, new_text, data, report, warnings)
+    no_date = undated([r.log for r in m.runs]) if m.measured is None else None
+    return Decision(g, refused, partial, new_text, data, report, warnings, no_date)
 
 
 # --- step 4: the write ----------------------------------------------------------------------------------------
@@ -501,6 +533,12 @@ def _diff(target: Target, new_text: str) -> str:
 
 def write(target: Target, decision: Decision, out: TextIO) -> Outcome:
     options, sidecar_name = target.options, evidence.path_for(target.path).name
+    if decision.undated is not None:  # the figures are shown (the diff, without a date), never written
+        if options.dry_run:
+            print(_diff(target, decision.new_text) or "(no change)", file=out)
+            print("(dry run: the figures of a log without a date; result.measured is not known, so nothing can be "
+                  "written)", file=out)
+        raise Stop(Outcome.BAD_LOG, f"not written: {decision.undated}")
     if decision.partial is not None and not options.accept_partial:
         raise Stop(Outcome.BAD_LOG, f"not written: a partial run: {decision.partial}. Its figures hold for the window; "
                                     "to record it as partial (never verified), run again with --accept-partial.")

@@ -40,8 +40,11 @@ def measure(target: Target, out: object = None) -> Measured:
         nccl = nccl or log.nccl_version
         logs.append(log)
         results.append(runs.run_figures(target.recipe, target.catalog, log, allow_partial=True))
-    measured = runs.measured_date(logs, given=options.measured)
-    return Measured(runs.combine(target.recipe, results, measured), "from-log", None, nccl,
-                    tail(options.from_log[-1]), stated_stack=logs[-1].stated_stack)
+    measured = runs.measured_date(logs, given=options.measured, required=False)  # None: shown, refused at the write
+    last = logs[-1]  # with --log-run N, the tail of run N's own lines, not of the log's last run
+    lines = tail(options.from_log[-1]) if options.log_run is None else tail(options.from_log[-1], first=last.first_line,
+                                                                            last=last.lines)
+    return Measured(runs.combine(target.recipe, results, measured), "from-log", None, nccl, lines,
+                    stated_stack=last.stated_stack)
 
 

@@ -79,6 +79,11 @@ def parse_lines(lines: Iterable[str], fmt: str, source: str = "<log>") -> Parsed
     return parse_with(parser(fmt, source), lines)
 
 
+def _parse_path(path: Path, fmt: str) -> ParsedLog:
+    """A log file in format fmt: its lines keep their line ends, so a last line cut short is left out (and said)."""
+    return parse_with(parser(fmt, str(path)), read_lines(path), line_ends=True)
+
+
 def parse_run(path: Path, fmt: str | None, run: int) -> ParsedLog:
     """The run-th run (1-based) of a log that holds several (a restart appended to the log), parsed alone: the log
     is split where it starts again (runner.logs.base.run_bounds). LogError when it holds fewer."""
@@ -89,9 +94,12 @@ def parse_run(path: Path, fmt: str | None, run: int) -> ParsedLog:
                        + (f" (lines {', '.join(f'{a}-{b}' for a, b in bounds)})" if len(bounds) > 1 else ""))
     first, last = bounds[run - 1]
     source = f"{path} (run {run} of {len(bounds)}: lines {first}-{last})"
-    log = parse_with(parser(whole.format, source), read_lines(path), first, last)
+    log = parse_with(parser(whole.format, source), read_lines(path), first, last, line_ends=True)
     if not log.steps:
         raise LogError(f"{source}: no {whole.format} training step lines in that run")
+    summary = stated_summary(line for n, line in enumerate(read_lines(path), 1) if first <= n <= last)
+    log.stated_stack = stated_stack((), summary)
+    log.stated_peak_memory = stated_peak_memory(summary)  # run N's own, as its dates and banners are
     return log
 
 
@@ -105,11 +113,11 @@ def parse_file(path: Path, fmt: str | None) -> ParsedLog:
             fmt = sniff(read_lines(path))
             if fmt is None:
                 raise LogError(f"{path}: no training step lines of any known format (known: {known_formats()})")
-        log = parse_lines(read_lines(path), fmt, str(path))
+        log = _parse_path(path, fmt)
         if not log.steps:
             other = sniff(read_lines(path))
             if other and other != fmt and compatible(fmt, other):
-                log = parse_lines(read_lines(path), other, str(path))
+                log = _parse_path(path, other)
                 fmt = other
     except OSError as exc:
         raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None

@@ -31,6 +31,7 @@ class Step:
     first: int | None = None  # first step of the interval the line averages (None: the line is this step alone)
     last: int | None = None  # last step of that interval
     rate: float | None = None  # the log's own tokens/s per GPU for this step or interval, when it prints one
+    grad_norm: float | None = None  # the gradient norm the line prints (NaN or infinite: the run diverged)
 
     @property
     def span(self) -> tuple[int, int]:
@@ -52,7 +53,8 @@ class ParsedLog:
     first_time: datetime | None = None  # the log's own timestamps (local wall clock as printed)
     last_time: datetime | None = None
     nccl_version: str | None = None
-    lines: int = 0
+    lines: int = 0  # the last line read (1-based, the file's own numbering)
+    first_line: int = 1  # the first line read (above 1 for one run of a log that holds several)
     source: str = "<log>"
     interval: int | None = None  # steps one printed line stands for (the log interval); 1 for per-step lines
     failure: str | None = None  # "line N: text" of the first failure line after the last step, when the run crashed
@@ -60,9 +62,24 @@ class ParsedLog:
     warnings: list[str] = field(default_factory=list)
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
+    # For each restart: (the line the next run starts on, the last step line of the run before it).
+    run_edges: list[tuple[int, int]] = field(default_factory=list)
+    failure_lines: list[int] = field(default_factory=list)  # every line with a failure marker
     stated_stack: dict[str, str] = field(default_factory=dict)  # versions the run printed about itself (stated_stack)
     # the run's peak memory per GPU as its summary line states it ({"allocated_gib", "reserved_gib"}), or None
     stated_peak_memory: dict[str, float] | None = None
+    cut: int | None = None  # the line left out because it was cut short (a file's last line without its line end)
+    # What the run states about its workload (checked against the recipe's), and the line each was stated on.
+    seq_length: int | None = None
+    world_size: int | None = None  # GPUs (ranks) of the run
+    model_params: int | None = None  # the model's parameters as the run counts them
+    stated_at: dict[str, int] = field(default_factory=dict)  # attribute name -> line
+
+    @property
+    def name(self) -> str:
+        """The log as messages that may be committed name it: its file name (and the run of it), never a folder of
+        the machine it was read on."""
+        return Path(self.source).name
 
     @property
     def shown(self) -> tuple[int, int] | None:
@@ -73,6 +90,15 @@ class ParsedLog:
         if self.first_shown is not None:
             first = min(first, self.first_shown)
         return first, max(s.span[1] for s in self.steps)
+
+    def shown_text(self) -> str:
+        """The steps the log shows, as it shows them: "steps 0-139, 1020-1139", "step 4"."""
+        numbers = {i for s in self.steps for i in range(s.span[0], s.span[1] + 1)}
+        if self.first_shown is not None:
+            numbers.add(self.first_shown)
+        ranges = _ranges(sorted(numbers))
+        single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
+        return ("step " if single else "steps ") + _describe(ranges)
 
     def step_times(self) -> list[float]:
         return [s.time_s for s in self.steps]
@@ -125,9 +151,9 @@ _FAILED_SCRIPT = re.compile(r"^\s*\S+ FAILED\s*$")  # torchrun's summary header,
 
 
 # A run's start as frameworks print it once per run (rank 0): a second one after step lines is a second run appended
-# to the log (a restart, or two runs concatenated). Megatron-LM's argument summary, torchtitan's trainer, Lightning's
-# (NeMo 2) process-group set-up.
-_START_MARKS = ("using world size:", "Training starts at step", "Initializing distributed: GLOBAL_RANK: 0,")
+# to the log (a restart, or two runs concatenated). Megatron-LM's argument summary, torchtitan's first line and its
+# trainer, Lightning's (NeMo 2) process-group set-up.
+_START_MARKS = ("using world size:", "Starting job:", "Training starts at step", "Initializing distributed: GLOBAL_RANK: 0,")
 _WORLD_SIZE = re.compile(r"using world size:\s*(\d+)|MEMBER: \d+/(\d+)")
 MAX_RESTARTS_NAMED = 3
 
@@ -177,10 +203,21 @@ class LogParser:
     name = ""
     label = ""
     frameworks: tuple[str, ...] = ()
+    end_mark: str | None = None  # what a whole step line ends with before its line end (None: a number, no mark)
 
     @classmethod
     def recognises(cls, line: str) -> bool:
         raise NotImplementedError
+
+    @classmethod
+    def reads(cls, line: str) -> bool:
+        """Whether a figure could be read from this line (a step line, whole or cut): what a cut line is tested by."""
+        return cls.recognises(line)
+
+    @classmethod
+    def ends_whole(cls, line: str) -> bool:
+        """Whether a step line without its line end still ends as this format's step lines end."""
+        return cls.end_mark is not None and line.rstrip().endswith(cls.end_mark)
 
     def __init__(self, source: str = "<log>") -> None:
         self.log = ParsedLog(self.name, source=source)
@@ -206,9 +243,28 @@ class LogParser:
         failed = failure_text(line)
         if failed is not None:
             self._failures.append((number, failed))
-        if "Initializing distributed" in line or "using world size" in line or "Training starts at" in line:
+        if ("Initializing distributed" in line or "using world size" in line or "Training starts at" in line
+                or "Starting job:" in line):
             self._start(line, number)
         return self._line(line, number)
+
+    def _state(self, attribute: str, value: int, number: int) -> None:
+        """What the run states about its workload (ParsedLog.global_batch, seq_length, world_size, model_params)."""
+        setattr(self.log, attribute, value)
+        self.log.stated_at[attribute] = number
+
+    def cut(self, line: str, number: int) -> bool:
+        """A line without its line end (a file's last line: the log was copied while the run wrote it, or truncated)
+        that would give figures but does not end as this format's step lines end is cut short: left out, never read
+        (its last number may be cut, "230.2" read as "23"), and said in the log's warnings. True when left out."""
+        if line.endswith("\n") or not self.reads(line) or self.ends_whole(line) or failure_text(line) is not None:
+            return False
+        self.log.cut = number
+        ends = (f"and {self.label} step lines end with '{self.end_mark}'" if self.end_mark else
+                f"and {self.label} step lines end with a number, whose end only the line end shows")
+        self.log.warnings.append(f"{self.log.name}:{number}: the log's last line is cut short (no line end, {ends}): "
+                                 "left out, not read as a step")
+        return True
 
     def _start(self, line: str, number: int) -> None:
         """A start banner: after step lines, a second run in the same log."""
@@ -222,11 +278,15 @@ class LogParser:
                                   f"started with {self._world[0]} at line {self._world[1]})")
         elif self._step_line:
             self._restart(number, f"a second start ('{mark}') after the step lines up to line {self._step_line}")
+        if self._step_line:  # the next run counts its steps afresh: its first step is not a second restart
+            self._last_step, self._step_line = {}, 0
         if size is not None:
             self._world = (size, number)
+            self._state("world_size", size, number)
 
     def _restart(self, number: int, why: str) -> None:
         self.log.restarts.append(f"line {number}: {why}")
+        self.log.run_edges.append((number, self._step_line))
 
     def _order(self, step: int, number: int, stream: object = None) -> None:
         """Step lines of one run count up; a step below the previous one is a second run (a restart)."""
@@ -257,6 +317,7 @@ class LogParser:
         return self.log
 
     def _place_failures(self) -> None:
+        self.log.failure_lines = [number for number, _ in self._failures]
         last_step_line = max((s.line for s in self.log.steps), default=0)
         for number, text in self._failures:
             if number > last_step_line:
@@ -266,19 +327,51 @@ class LogParser:
         if survived:
             n, t = survived[0]
             self.log.warnings.append(
-                f"{self.log.source}:{n}: {t[:120]} (a failure line, but training printed steps after it: not counted as a crash)"
+                f"{self.log.name}:{n}: {t[:120]} (a failure line, but training printed steps after it: not counted as a crash)"
             )
 
 
 MAX_LINE_CHARS = 1 << 20  # a log line longer than this is read in pieces (no line of a training log is this long)
 
 
+# A compressed file by its first bytes: the ones Python reads are read through (a log kept as run.log.gz), the
+# others refused by name.
+_READ_COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
+_OTHER_COMPRESSED = {b"\x28\xb5\x2f\xfd": "zstd", b"PK\x03\x04": "zip", b"7z\xbc\xaf\x27\x1c": "7z"}
+
+
+def compression(path: Path) -> str | None:
+    """The compression a file's first bytes show ("gzip", "zstd", ...), or None for a plain file."""
+    with path.open("rb") as handle:
+        head = handle.read(6)
+    return next((name for magic, name in {**_READ_COMPRESSED, **_OTHER_COMPRESSED}.items() if head.startswith(magic)),
+                None)
+
+
 def read_lines(path: Path) -> Iterator[str]:
-    """The log's lines; a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a
-    device) never has to fit in memory as one line."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
-        while line := handle.readline(MAX_LINE_CHARS):
-            yield line
+    """The log's lines, a gzip, bzip2 or xz file decompressed as it is read (another compression is refused by
+    name); a line over MAX_LINE_CHARS comes in pieces, so a file without newlines (a binary, a device) never has to
+    fit in memory as one line."""
+    kind = compression(path) if path.is_file() else None
+    if kind is None:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            while line := handle.readline(MAX_LINE_CHARS):
+                yield line
+        return
+    if kind not in _READ_COMPRESSED.values():
+        raise LogError(f"{path}: a {kind}-compressed file, not a text log: decompress it and pass the log itself")
+    import bz2
+    import gzip
+    import lzma
+    import zlib
+
+    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}[kind]
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            while line := handle.readline(MAX_LINE_CHARS):
+                yield line
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        raise LogError(f"{path}: a {kind}-compressed log that is cut or damaged ({exc}); nothing of it is read") from None
 
 
 # The summary line a run of ours ends with: runner/frameworks/* print `openrecipes-framework {json}` (framework and
@@ -334,22 +427,36 @@ def stated_stack(lines: Iterable[str], summary: dict | None = None) -> dict[str,
     return out
 
 
-def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None) -> ParsedLog:
-    """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept)."""
+def parse_with(parser: LogParser, lines: Iterable[str], first: int = 1, last: int | None = None,
+               line_ends: bool = False) -> ParsedLog:
+    """The parsed log; with first/last, only the lines first..last (1-based, the log's own numbers kept). With
+    line_ends (lines read from a file, each with its line end), a line without one is tested as cut (LogParser.cut)."""
+    parser.log.first_line = first
     for number, line in enumerate(lines, 1):
         if number < first:
             continue
         if last is not None and number > last:
             break
+        if line_ends and parser.cut(line, number):
+            continue
         parser.feed(line, number)
     return parser.finish()
 
 
 def run_bounds(log: ParsedLog) -> list[tuple[int, int]]:
-    """The lines of each run in a log that holds several (split where a restart is seen), first to last."""
-    starts = sorted({int(r.split()[1].rstrip(":")) for r in log.restarts})
-    edges = [1, *starts, log.lines + 1]
-    return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+    """The lines of each run in a log that holds several, first to last: each run's own lines only. A run ends at
+    its last step line, or at the last failure line after it (its crash); the next run starts where its start was
+    seen (its start banner, or its first step line when the step counter went back). The lines between (the next
+    run's set-up before that, or the first run's closing lines) are neither run's: no date, banner or GPU-hour of
+    one run is taken from them."""
+    bounds, first = [], 1
+    for start, last_step in sorted(log.run_edges):
+        end = max([last_step, *(n for n in log.failure_lines if last_step < n < start)])
+        if end >= first:
+            bounds.append((first, end))
+        first = start
+    bounds.append((first, log.lines))
+    return bounds
 
 
 def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
@@ -396,6 +503,15 @@ def check_window_alignment(log: ParsedLog, window: tuple[int, int]) -> None:
     )
 
 
+def diverged(log: ParsedLog, s: Step) -> None:
+    """A NaN or infinite loss or gradient norm on a step's line: the run diverged (LogError naming the line)."""
+    for what, value in (("loss", s.loss), ("gradient norm", s.grad_norm)):
+        if value is not None and not math.isfinite(value):
+            a, b = s.span
+            steps = f"step {a}" if a == b else f"steps {a}-{b} (one averaged line)"
+            raise LogError(f"{log.source}:{s.line}: the {what} at {steps} is {value}: the run diverged; nothing written")
+
+
 def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | None = None) -> None:
     """Refuses a log that cannot give the window's figures (raises LogError with the reason). Steps the log does
     not show are never filled in: a gap in the window is refused with the missing range."""
@@ -405,9 +521,11 @@ def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | N
         raise LogError(f"{log.source}: no training steps in the log")
     count = max(steps) + 1
     if last >= count:
+        end = (f"its last line ({log.cut}) was cut short and left out" if log.cut is not None else
+               "the log ends before it (see its end)")
         raise LogError(
             f"{log.source}: too few steps: the log has steps {min(steps)}-{count - 1} but the window [{first}, {last}] needs "
-            f"step {last}; the run stopped early or crashed (see the end of the log)"
+            f"step {last}; {end}"
         )
     missing = [i for i in range(first, last + 1) if i not in steps]
     if missing:
@@ -417,16 +535,14 @@ def check_steps(log: ParsedLog, window: tuple[int, int], expected_steps: int | N
             "does not show; they are never filled in from neighbouring lines)"
         )
     check_window_alignment(log, window)
+    for i in range(0, last + 1):  # a divergence before the window still makes the run unusable
+        s = steps.get(i)
+        if s is not None:
+            diverged(log, s)
     for i in range(first, last + 1):
         s = steps[i]
-        if s.loss is not None and not math.isfinite(s.loss):
-            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
         if not math.isfinite(s.time_s) or s.time_s <= 0:
             raise LogError(f"{log.source}:{s.line}: step {i} has step time {s.time_s} s (must be a positive number)")
-    for i in range(0, first):  # a divergence before the window still makes the run unusable
-        s = steps.get(i)
-        if s is not None and s.loss is not None and not math.isfinite(s.loss):
-            raise LogError(f"{log.source}:{s.line}: the loss at step {i} is {s.loss}: the run diverged; nothing written")
     if expected_steps is not None and log.total_steps is not None and log.total_steps != expected_steps:
         raise LogError(
             f"{log.source}: the log's run has {log.total_steps} steps but the recipe's steps_per_run is {expected_steps}"
@@ -447,8 +563,25 @@ def plausible_date(d: date, today: date | None = None, source: str = "the log") 
     return d
 
 
-def tail(path: Path, lines: int = 40) -> list[str]:
-    """The last lines of a log (for the evidence file)."""
+def tail(path: Path, lines: int = 40, first: int = 1, last: int | None = None) -> list[str]:
+    """The last lines of a log (for the evidence file); with first/last, of its lines first..last (one run's)."""
+    try:
+        compressed = path.is_file() and compression(path) is not None
+    except OSError:
+        return []
+    if first > 1 or last is not None or compressed:
+        from collections import deque
+
+        kept: deque[str] = deque(maxlen=lines)
+        try:
+            for number, line in enumerate(read_lines(path), 1):
+                if last is not None and number > last:
+                    break
+                if number >= first:
+                    kept.append(line.rstrip("\r\n"))
+        except (OSError, LogError):
+            return []
+        return list(kept)
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)

@@ -32,6 +32,7 @@ class EngineParser(LogParser):
     name = "openrecipes"
     label = "openrecipes engine"
     frameworks = ("openrecipes", "openrecipes-engine")
+    end_mark = "}"  # one JSON object
 
     @classmethod
     def recognises(cls, line: str) -> bool:

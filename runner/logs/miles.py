@@ -18,7 +18,8 @@ from runner.logs.base import LogParser, Step
 
 _MILES = re.compile(r"\b(perf|step) (\d+): (\{.*\})\s*$")
 # Only the keys the figures need are read (a full literal_eval of each dict costs ~10x more on long logs).
-_MILES_KEYS = re.compile(r"'(perf/step_time|perf/actor_train_tok_per_s|perf/actor_train_time|train/loss)':\s*([^,}]+)")
+_MILES_KEYS = re.compile(
+    r"'(perf/step_time|perf/actor_train_tok_per_s|perf/actor_train_time|train/loss|train/grad_norm)':\s*([^,}]+)")
 
 
 def _values(text: str) -> dict[str, float]:
@@ -36,6 +37,7 @@ class MilesParser(LogParser):
     name = "miles"
     label = "miles/slime"
     frameworks = ("miles", "slime")
+    end_mark = "}"  # a logged dict
 
     @classmethod
     def recognises(cls, line: str) -> bool:
@@ -45,6 +47,7 @@ class MilesParser(LogParser):
         super().__init__(source)
         self._perf: dict[int, tuple[float, int | None, int]] = {}
         self._loss: dict[int, float] = {}
+        self._norm: dict[int, float] = {}
 
     def _line(self, line: str, number: int) -> list[Step]:
         if ": {" not in line:
@@ -68,9 +71,12 @@ class MilesParser(LogParser):
             loss = values.get("train/loss")
             if loss is not None:
                 self._loss[index] = loss
+            norm = values.get("train/grad_norm")
+            if norm is not None:
+                self._norm[index] = norm
         if index in self._perf:
             time_s, tokens, at = self._perf[index]
-            step = Step(index, time_s, self._loss.get(index), tokens, at)
+            step = Step(index, time_s, self._loss.get(index), tokens, at, grad_norm=self._norm.get(index))
             self._add(step)
             return [step]
         return []

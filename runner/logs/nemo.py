@@ -47,10 +47,12 @@ class NemoParser(LogParser):
         loss = float_or_nan(loss_text) if loss_text is not None else None
         rate_text = field_after(rest, "| tokens_per_sec_per_gpu:")
         rate = float_or_nan(rate_text) if rate_text is not None else None
+        norm_text = field_after(rest, "| grad_norm:")
+        grad_norm = float_or_nan(norm_text) if norm_text is not None else None
         gb = field_after(rest, "| global_batch_size:")
         if gb is not None and gb.isdigit():
-            self.log.global_batch = int(gb)
+            self._state("global_batch", int(gb), number)
         self._order(step, number)
-        record = Step(step, time_s, loss, None, number, rate=rate)
+        record = Step(step, time_s, loss, None, number, rate=rate, grad_norm=grad_norm)
         self._add(record)
         return [record]

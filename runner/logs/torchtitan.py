@@ -30,7 +30,11 @@ What the lines say and do not say:
 - ``validate step: N  loss: ...`` (torchtitan's validator) is a validation pass, not a training step: ignored.
 - ``Trainer is initialized with local batch size B, global batch size G, sequence length S, total steps T``
   (or the older ``Training starts at step 1, with ... global batch size G ... total steps T``) states the run's
-  steps and rows per step: read as ``total_steps`` and ``global_batch``.
+  steps, rows per step and row length: read as ``total_steps``, ``global_batch`` and ``seq_length``.
+  ``Model NAME FLAVOR size: N total parameters`` states the model's size (``model_params``; torchtitan's Llama
+  counts a tied output layer apart), ``Building K-D device mesh with [...], [a, b]`` its GPUs (``world_size``,
+  the product); each is checked against the recipe (runner.measure.stated_workload).
+- ``grad_norm:`` (since 2025) is read as the step's gradient norm; a NaN or infinite one refuses the run.
 - ANSI colour codes (``metrics.enable_color_printing``) are removed before a line is read.
 """
 
@@ -45,31 +49,49 @@ from runner.logs.base import LogError, LogParser, Step, float_or_nan
 _STEP = re.compile(r"(?<!validate )\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s*([\d,]+))?")
 _RANK = re.compile(r"^\s*\[rank(\d+)\]:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_GRAD_NORM = re.compile(r"\bgrad_norm:\s*(\S+)")
 _TOTAL = re.compile(r"\btotal steps (\d+)")
 _GLOBAL_BATCH = re.compile(r"\bglobal batch size (\d+)")
+_SEQUENCE = re.compile(r"\bsequence length (\d+)")
+_SIZE = re.compile(r"\bsize: ([\d,]+) total parameters")
+_MESH = re.compile(r"Building \d+-D device mesh with \[[^]]*\], \[([\d, ]+)\]")
 
 
 class TorchtitanParser(LogParser):
     name = "torchtitan"
     label = "torchtitan"
     frameworks = ("torchtitan",)
+    end_mark = "%"  # the last field is mfu: NN.NN%
 
     @classmethod
     def recognises(cls, line: str) -> bool:
         return "step:" in line and "tps:" in line and _STEP.search(line) is not None
+
+    @classmethod
+    def reads(cls, line: str) -> bool:
+        return "step:" in line and "loss:" in line and _STEP.search(_ANSI.sub("", line)) is not None
+
+    @classmethod
+    def ends_whole(cls, line: str) -> bool:
+        return _ANSI.sub("", line).rstrip().endswith("%")
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)
         # rank -> step -> (stamp, loss, tps, line); rank -1 for lines without a [rankN]: prefix
         self._ranks: dict[int, dict[int, tuple[datetime | None, float | None, float | None, int]]] = {}
         self._losses: dict[int, float] = {}  # step -> the last stage's loss, from any rank's line
+        self._norms: dict[int, float] = {}  # step -> the gradient norm (a NaN or infinite one from any rank kept)
         self._lines: dict[int, tuple[datetime | None, float | None, float | None, int]] = {}
 
     def _line(self, line: str, number: int) -> list[Step]:
         if "\x1b" in line:
             line = _ANSI.sub("", line)
         if "total steps" in line:
-            self._stated(line)
+            self._stated(line, number)
+        elif "total parameters" in line and (size := _SIZE.search(line)):
+            self._state("model_params", int(size.group(1).replace(",", "")), number)
+        elif "device mesh with" in line and (mesh := _MESH.search(line)):
+            self._state("world_size", math.prod(int(n) for n in mesh.group(1).split(",")), number)
         if "step:" not in line or "loss:" not in line:
             return []
         m = _STEP.search(line)
@@ -82,17 +104,22 @@ class TorchtitanParser(LogParser):
         else:
             loss_or_none = loss
             self._losses[step] = loss
+        norm = _GRAD_NORM.search(line, m.end(2))
+        if norm is not None and math.isfinite(self._norms.get(step, 0.0)):
+            self._norms[step] = float_or_nan(norm.group(1))
         rank = _RANK.match(line)
         self._order(step, number, int(rank.group(1)) if rank else -1)
         self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
         return []
 
-    def _stated(self, line: str) -> None:
-        total, batch = _TOTAL.search(line), _GLOBAL_BATCH.search(line)
+    def _stated(self, line: str, number: int) -> None:
+        total, batch, sequence = _TOTAL.search(line), _GLOBAL_BATCH.search(line), _SEQUENCE.search(line)
         if total:
             self.log.total_steps = int(total.group(1))
         if batch:
-            self.log.global_batch = int(batch.group(1))
+            self._state("global_batch", int(batch.group(1)), number)
+        if sequence:
+            self._state("seq_length", int(sequence.group(1)), number)
 
     def _finish_steps(self) -> None:
         if self._ranks:  # the rank that printed most lines times the steps (the lowest on a tie)
@@ -124,10 +151,11 @@ class TorchtitanParser(LogParser):
             first, last = previous, current - 1  # 0-based steps previous+1 .. current (1-based)
             span = (first, last) if last > first else (None, None)
             for step in range(first, last + 1):
-                self._add(Step(step, each, loss if step == last else None, None, number, span[0], span[1], rate))
+                self._add(Step(step, each, loss if step == last else None, None, number, span[0], span[1], rate,
+                               self._norms.get(current) if step == last else None))
         self.log.warnings.extend(self._coarse_clock_warning(k))
 
     def _coarse_clock_warning(self, k: int) -> list[str]:
         # A 1 ms clock against a sub-10 ms interval would be a >10% error; say so rather than print a false figure.
         short = [s for s in self._steps.values() if s.time_s * (s.span[1] - s.span[0] + 1) < 0.01]
-        return [f"{self.log.source}: intervals shorter than 10 ms timed by a 1 ms clock"] if short else []
+        return [f"{self.log.name}: intervals shorter than 10 ms timed by a 1 ms clock"] if short else []

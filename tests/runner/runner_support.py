@@ -80,3 +80,27 @@ def log_recipe(global_batch: int, row_tokens: int, gpus: int, window: tuple[int,
                                                  "active_params": base.result.active_params.model_copy(
                                                      update={"count": 125_000_000})}),
     })
+
+
+MEASURED_1B = ROOT / "recipes/llama-3.2-1b/h200/engine-unfused-4k.yaml"
+
+
+def log_registry(tmp: Path, framework: str, global_batch: int, row_tokens: int, gpus: int, window: tuple[int, int],
+                 steps: int | None, name: str = "from-log") -> Path:
+    """A registry in tmp (a copy of the catalog) holding the committed Llama-3.2-1B H200 recipe restated as the run
+    behind a real log: its framework, workload, GPU count (one node, no instance), window and steps_per_run."""
+    shutil.copytree(ROOT / "catalog", tmp / "catalog", dirs_exist_ok=True)
+    path = tmp / "recipes/llama-3.2-1b/h200" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = MEASURED_1B.read_text(encoding="utf-8").replace("engine-unfused-4k", name)
+    window_tokens = (window[1] - window[0] + 1) * global_batch * row_tokens
+    for key, value in (("framework", framework), ("count", str(gpus)), ("per_node", str(gpus)),
+                       ("row_tokens", str(row_tokens)), ("global_batch", str(global_batch)), ("dp", str(gpus)),
+                       ("label", f"TP1 PP1 DP{gpus}"), ("steps_per_run", "null" if steps is None else str(steps)),
+                       ("window", f"[{window[0]}, {window[1]}]"), ("window_tokens", str(window_tokens)),
+                       ("instance", "null")):
+        text, n = re.subn(rf"(?m)^  {key}:.*$", f"  {key}: {value}", text, count=1)
+        assert n == 1, key
+    text = re.sub(r"(?m)^  (usd_per_million_tokens|gpu_hours|gpu_hours_note):.*\n", "", text)
+    path.write_text(text, encoding="utf-8")
+    return path

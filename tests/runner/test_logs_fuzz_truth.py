@@ -1,5 +1,6 @@
 """Fuzz (hypothesis, derandomized, small counts): real logs with lines deleted, duplicated, swapped or cut, read by
-every parser, give steps or a LogError, never another exception; a step's loss is never negative (a placeholder) and
+every parser (as given, and as a file's lines, where a line cut without its line end is left out), give steps or
+a LogError, never another exception; a line left out is never a step; a step's loss is never negative (a placeholder) and
 its interval never reaches back before the log's first printed step."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.logs import PARSERS, LogError, parse_lines
+from runner.logs import PARSERS, LogError, parser
+from runner.logs.base import parse_with
 
 LOGS = Path(__file__).resolve().parent / "real_logs"
 SOURCES = {name: (LOGS / f"{name}.log").read_text(encoding="utf-8").splitlines(keepends=True) for name in (
@@ -40,13 +42,16 @@ def mutated(draw: st.DrawFn) -> tuple[str, list[str]]:
 
 
 @settings(max_examples=120, derandomize=True, deadline=None)
-@given(mutated(), st.sampled_from(sorted(PARSERS)))
-def test_mutated_real_logs_parse_or_are_refused(case: tuple[str, list[str]], fmt: str) -> None:
+@given(mutated(), st.sampled_from(sorted(PARSERS)), st.booleans())
+def test_mutated_real_logs_parse_or_are_refused(case: tuple[str, list[str]], fmt: str, line_ends: bool) -> None:
+    # line_ends: read as a file's lines are, so a line cut without its line end is tested as cut (LogParser.cut)
     name, lines = case
     try:
-        log = parse_lines(lines, fmt, f"{name}.log")
+        log = parse_with(parser(fmt, f"{name}.log"), lines, line_ends=line_ends)
     except LogError:
         return
+    if log.cut is not None:  # a line left out is never a step
+        assert all(s.line != log.cut for s in log.steps)
     shown = log.shown
     for step in log.steps:
         assert step.loss is None or step.loss >= 0 or step.loss != step.loss  # a negative loss is a placeholder

@@ -81,7 +81,8 @@ def test_a_log_of_two_runs_is_split_on_request(tmp_path: Path) -> None:
     r1 = measure.run_figures(wanted, catalog, first, allow_partial=True)
     assert r2.tokens_per_s_per_gpu == pytest.approx(5224.91, abs=0.01)
     assert r1.tokens_per_s_per_gpu == pytest.approx(5065.39, abs=0.01)
-    with pytest.raises(LogError, match=r"--log-run 3, but the log holds 2 run\(s\) \(lines 1-5, 6-8\)"):
+    # Line 5 (run 2's heading "# mcore-0.11 full 10 steps") lies between run 1's last step and run 2's first: neither's.
+    with pytest.raises(LogError, match=r"--log-run 3, but the log holds 2 run\(s\) \(lines 1-4, 6-8\)"):
         parse_run(path, "megatron", 3)
     # Through the CLI: refused without --log-run (naming it), and --log-run alone is a usage error.
     recipe = registry(tmp_path)

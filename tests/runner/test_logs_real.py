@@ -29,8 +29,11 @@ def test_megatron_elided_log_gives_the_interval_and_names_the_gap(catalog: Catal
     # Window [20, 139] = iterations 21-140, the six lines at 40..140, 20 steps each:
     #   sum = 20 x (494.3 + 515.1 + 524.7 + 523.8 + 519.1 + 522.3) ms = 20 x 3099.3 ms = 61.986 s
     #   tokens = 120 steps x 64 rows x 2048 = 15,728,640; / 61.986 s / 8 GPUs = 31,718.1 tokens/s/GPU
-    r = measure.run_figures(recipe(64, 2048, 8, (20, 139), None), catalog, log)
+    # The lines say "/40000": the log shows the run's first 1,140 steps (with a gap), not its end: an excerpt.
+    r = measure.run_figures(recipe(64, 2048, 8, (20, 139), None), catalog, log, allow_partial=True)
     assert r.tokens_per_s_per_gpu == pytest.approx(31718.13, abs=0.01)
+    assert r.partial == ("an excerpt: megatron_moe_elided.log shows steps 0-139, 1020-1139 of a run of 40,000 steps "
+                         "(as its lines state), not the run to its end (its end and its wall time are not in the log)")
     assert r.interval == 20 and r.cv_basis == "interval-average (k=20)"
     assert log.measured == dt.date(2024, 10, 24)
 
@@ -50,9 +53,16 @@ def test_megatron_dense_interval_20_with_warnings_between_lines(catalog: Catalog
     # Window [20, 199] = the nine lines at iterations 40..200:
     #   sum = 20 x (235.9+232.1+229.2+255.5+227.1+226.4+226.0+230.3+230.2) ms = 20 x 2092.7 ms = 41.854 s
     #   tokens = 180 x 64 x 2048 = 23,592,960; / 41.854 s / 8 GPUs = 70,462.1 tokens/s/GPU
-    r = measure.run_figures(recipe(64, 2048, 8, (20, 199), None), catalog, log)
-    assert r.tokens_per_s_per_gpu == pytest.approx(70462.08, abs=0.01)
-    assert r.cv_basis == "interval-average (k=20)"
+    # 200 steps of a run whose lines say "/40000": an excerpt, even for a recipe of 200 steps (its first 200 steps
+    # are not a run of 200: that run would have ended, this one went on); no wall time of the run, no GPU-hours.
+    for steps in (None, 200):
+        r = measure.run_figures(recipe(64, 2048, 8, (20, 199), steps), catalog, log, allow_partial=True)
+        assert r.tokens_per_s_per_gpu == pytest.approx(70462.08, abs=0.01)
+        assert r.cv_basis == "interval-average (k=20)" and r.wall_seconds is None
+        assert r.partial == ("an excerpt: megatron_dense_interval20.log shows steps 0-199 of a run of 40,000 steps (as "
+                             "its lines state), not the run to its end (its end and its wall time are not in the log)")
+    with pytest.raises(LogError, match=r"an excerpt: .* of a run of 40,000 steps .*needs --accept-partial"):
+        measure.run_figures(recipe(64, 2048, 8, (20, 199), 200), catalog, log)
 
 
 def test_megatron_2020_log_without_dates() -> None:
@@ -70,7 +80,14 @@ def test_megatron_segfault_is_refused_unless_accepted_as_partial(catalog: Catalo
     # NVIDIA/Megatron-LM issue 1880: iteration 1 of 122070, then torchrun's summary of a SIGSEGV.
     log = parse_file(LOGS / "megatron_segv_crash.log", "megatron")
     assert log.failure_line == 14 and "Signal 11 (SIGSEGV)" in (log.failure or "")
-    wanted = recipe(16, 4096, 8, (0, 0), 122070)
+    # The log states its model's size (line 4: "Total number of parameters in billions: 1.49"): not the reference's
+    # Gemma-4-31B (30,696,013,824), so against that recipe it is refused whatever else it shows.
+    assert log.model_params == 1_490_000_000 and log.stated_at["model_params"] == 4
+    with pytest.raises(LogError, match=r"megatron_segv_crash.log:4: the log's model has 1,490,000,000 parameters but "
+                                       r"the recipe's model Gemma-4-31B has 30,696,013,824"):
+        measure.run_figures(recipe(16, 4096, 8, (0, 0), 122070), catalog, log, allow_partial=True)
+    # Its own model (1.49 B, 1.05 B of them embeddings) is in no card of the catalog: no size to compare with.
+    wanted = recipe(16, 4096, 8, (0, 0), 122070).model_copy(update={"model": "the issue's 1.49 B model"})
     with pytest.raises(LogError, match=r"the run failed: .*megatron_segv_crash.log:14: traceback : Signal 11"):
         measure.run_figures(wanted, catalog, log)
     r = measure.run_figures(wanted, catalog, log, allow_partial=True)
@@ -112,8 +129,10 @@ def test_nemo_qwen3_first_line_without_its_bracket(catalog: Catalog) -> None:
     r = measure.run_figures(recipe(32, 4096, 8, (527, 529), None), catalog, log, allow_partial=True)
     assert r.tokens_per_s_per_gpu == pytest.approx(7063.08, abs=0.01)
     assert r.partial and "shows steps 527-529" in r.partial
-    # Against a recipe of 1000 steps the excerpt is a run that (as far as the log shows) stopped at step 529.
-    with pytest.raises(LogError, match="too few steps: the log shows 530 steps but the recipe's steps_per_run is 1000"):
+    # Against a recipe of 1000 steps it is still an excerpt of three steps, not a run that stopped at step 529.
+    with pytest.raises(LogError, match=r"an excerpt: nemo2_qwen3_no_bracket.log shows steps 527-529, not the run from "
+                                       r"step 0 \(its start, its wall time and its steps before are not in the log; "
+                                       r"its lines state a run of 1,000 steps\)"):
         measure.run_figures(recipe(32, 4096, 8, (527, 529), 1000), catalog, log)
 
 
