@@ -32,6 +32,9 @@ def measure(target: Target, out: TextIO) -> Measured:
     """The runs of the target, launched as its options say (or read from --from-log), turned into figures."""
     import importlib
 
+    from runner.launchers.common import check_names
+
+    check_names(target)
     options = target.options
     name = "from_log" if options.from_log else options.launcher
     if name not in ("from_log", *LAUNCHERS):

@@ -12,6 +12,22 @@ from runner import commit
 from runner.records import Outcome, Stop, Target
 
 
+def check_names(target: Target) -> None:
+    """Stop before anything runs or is written where the recipe's id (the --as-new one too), its file, the registry
+    or the working folder holds a control, line-separator or bidi character: each is printed on the terminal and
+    written into the run's folders, scripts and evidence, where a newline starts a line of its own and ESC drives the
+    terminal. (check refuses such a recipe file too: generator.load.name_problem.)"""
+    from generator.problems import unsafe_character
+
+    for what, text in (("recipe id", target.source.id), ("recipe id", target.recipe_id),
+                       ("recipe file", str(target.path)), ("registry", str(target.root)),
+                       ("working folder", str(target.options.workdir))):
+        found = unsafe_character(text)
+        if found is not None:
+            raise Stop(Outcome.USAGE, f"the {what} {text!r} holds the character {found}: no control, line-separator "
+                                      "or bidi character in a recipe's name or the folders a run uses; rename it")
+
+
 def run_folder(target: Target, started: dt.datetime) -> Path:
     """.openrecipes-runs/<recipe>/<UTC time>: the logs and scripts of one launch (outside git)."""
     return commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from generator import figures
+from generator.problems import unsafe_character
 from runner.launchers import nodes as node_checks
 from runner.launchers.common import confirm, recorded_command, run_folder
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
@@ -108,8 +109,10 @@ def check_sbatch_options(options: list[str]) -> list[str]:
     Those the runner sets itself are refused."""
     expect_value = False
     for option in options:
-        if "\n" in option or "\0" in option:
-            raise SlurmError(f"sbatch option {option!r}: a newline or NUL in an option")
+        found = unsafe_character(option)
+        if found is not None:
+            raise SlurmError(f"sbatch option {option!r}: it holds the character {found} (no control, line-separator or "
+                             "bidi character in an sbatch option)")
         if expect_value:  # the value of the previous short option (-p gpu given as two --sbatch)
             expect_value = False
             continue
@@ -175,10 +178,24 @@ def _comment(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
+def check_script_text(**texts: str) -> None:
+    """Names and paths the batch script writes (the recipe id, the registry, run and working folders, the
+    interpreter): refused where one holds a control, line-separator or bidi character. Quoted, a newline would not
+    run, but it would put a line of its own into the script a reader checks."""
+    for what, text in texts.items():
+        found = unsafe_character(text)
+        if found is not None:
+            raise SlurmError(f"{what.replace('_', ' ')} {text!r} holds the character {found}: no control, "
+                             "line-separator or bidi character goes into the batch script; rename it")
+
+
 def job_script(*, recipe_id: str, recipe: Path, root: Path, run_dir: Path, workdir: Path, nodes: int,
                env: dict[str, str], python: str, gpus_per_node: int = 1, exclusive: bool = True,
                cpus_per_node: int | None = None) -> str:
-    """The sbatch script. Every path and value is shlex-quoted; the recipe's own text is not in it."""
+    """The sbatch script. Every path and value is shlex-quoted, each on one line; the recipe's own text is not in
+    it."""
+    check_script_text(recipe_id=recipe_id, recipe_file=str(recipe), registry=str(root), run_folder=str(run_dir),
+                      working_folder=str(workdir), python=python)
     q = shlex.quote
     exports = "\n".join(f"export {name}={q(value)}" for name, value in check_env_names(env).items())
     asked = "\n".join(resources(gpus_per_node, exclusive, cpus_per_node))
