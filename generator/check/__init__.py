@@ -17,7 +17,7 @@ from pathlib import Path
 
 from generator import evidence, failed
 from generator.catalog import Catalog
-from generator.check import failed_layouts, inferred, layout, parameters, references, results, sidecar, status
+from generator.check import env, failed_layouts, inferred, layout, parameters, references, results, sidecar, status
 from generator.check.cache import CheckCache, input_digest
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
@@ -25,7 +25,7 @@ from generator.problems import InputError, Problem
 from generator.registry import RECIPES_DIR, CatalogMemo, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
-         *inferred.RULES)
+         *inferred.RULES, *env.RULES)
 
 
 def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list[Problem]:

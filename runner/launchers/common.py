@@ -28,6 +28,18 @@ def check_names(target: Target) -> None:
                                       "or bidi character in a recipe's name or the folders a run uses; rename it")
 
 
+def env_refusal(env: dict[str, str]) -> str | None:
+    """Why a launch refuses the recipe's env, or None: a reserved name (generator/check/env.py, the list check uses:
+    the launcher exports the env where its own commands run too)."""
+    from generator.check.env import message, reserved
+
+    for name in env:
+        why = reserved(name)
+        if why is not None:
+            return "env: " + message(name, why)
+    return None
+
+
 def run_folder(target: Target, started: dt.datetime) -> Path:
     """.openrecipes-runs/<recipe>/<UTC time>: the logs and scripts of one launch (outside git)."""
     return commit.runs_dir(target.root) / target.source.id / started.strftime("%Y%m%dT%H%M%SZ")

@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, recorded_command, run_folder
+from runner.launchers.common import confirm, env_refusal, recorded_command, run_folder
 from runner.records import Measured, Outcome, Shown, Stop, Target
 
 OK = "ok"
@@ -175,6 +175,7 @@ def node_main(args: Any) -> int:
     import sys
 
     from generator.load import load_recipe
+    from generator.problems import InputError
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
     from runner import commit
     from runner.launch import _default_signals_in_child
@@ -191,7 +192,15 @@ def node_main(args: Any) -> int:
         return 2
     workdir = Path(args.workdir).resolve()
     display = display_path(recipe_path, root)
-    recipe = load_recipe(recipe_path, display, root / RECIPES_DIR).recipe
+    try:
+        recipe = load_recipe(recipe_path, display, root / RECIPES_DIR).recipe
+    except InputError as exc:
+        print("\n".join(f"error: {p}" for p in exc.problems), file=sys.stderr)
+        return 2
+    refused = env_refusal(dict(recipe.env))
+    if refused:
+        print(f"error: {display}: {refused}", file=sys.stderr)
+        return 2
     try:
         stack = node_checks.check_node(recipe_path, root)
         check_env(recipe, display)

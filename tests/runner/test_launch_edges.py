@@ -35,3 +35,69 @@ def test_as_new_refuses_a_control_character_in_its_name(name: str) -> None:
         _as_new_name(name)
     assert stopped.value.outcome is Outcome.USAGE
     assert _as_new_name("tp2-pp4_v2.yaml") == "tp2-pp4_v2"
+
+
+# --- the recipe's env --------------------------------------------------------------------------------------------
+
+RESERVED = ["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "HOME", "TMPDIR",
+            "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+            "OPENRECIPES_GPUS", "OPENRECIPES_PYTHON", "SLURM_JOB_ID", "PET_NNODES", "TORCHELASTIC_RUN_ID", "BASH_ENV",
+            "IFS"]
+
+
+@pytest.mark.parametrize("name", RESERVED)
+def test_every_launcher_refuses_a_reserved_name(tmp_path: Path, name: str) -> None:
+    from runner.launchers import slurm
+    from runner.launchers.common import env_refusal
+
+    refusal = env_refusal({"NCCL_DEBUG": "INFO", name: "/tmp/x"})
+    assert refusal is not None and refusal.startswith(f"env: {name} is reserved (")
+    with pytest.raises(slurm.SlurmError, match=f"env: {name} is reserved"):
+        _script(tmp_path, env={name: "/tmp/x"})
+
+
+def test_ordinary_names_pass() -> None:
+    from runner.launchers.common import env_refusal
+
+    assert env_refusal({"CUDA_DEVICE_MAX_CONNECTIONS": "1", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                        "NCCL_DEBUG": "INFO", "PYTHONUNBUFFERED": "1", "HF_HOME": "/data/hf"}) is None
+
+
+def _script(tmp_path: Path, **kw: object) -> str:
+    import sys
+
+    from runner.launchers import slurm
+
+    args: dict = dict(recipe_id="m/h100/r", recipe=tmp_path / "r.yaml", root=tmp_path, run_dir=tmp_path / "run",
+                      workdir=tmp_path, nodes=2, env={"A": "1"}, python=sys.executable, gpus_per_node=8)
+    return slurm.job_script(**(args | kw))
+
+
+def test_the_recipes_exports_come_after_the_runners_own_commands(tmp_path: Path) -> None:
+    """scontrol, the per-node preflight's srun and the stack comparison run before the recipe's env is exported,
+    the run's srun after it."""
+    lines = _script(tmp_path, env={"NCCL_DEBUG": "INFO", "CUDA_DEVICE_MAX_CONNECTIONS": "1"}).splitlines()
+
+    def at(start: str) -> int:
+        (index,) = [i for i, line in enumerate(lines) if line.startswith(start)]
+        return index
+
+    scontrol, exports = at("head=$(scontrol"), [at("export NCCL_DEBUG=INFO"), at("export CUDA_DEVICE_MAX_CONNECTIONS=1")]
+    preflight, compare = at('  "$OPENRECIPES_PYTHON" -m runner.launchers.nodes preflight'), \
+        at('"$OPENRECIPES_PYTHON" -m runner.launchers.nodes compare')
+    run = at('  bash "$run/node.sh"')
+    assert scontrol < preflight < compare < min(exports) and max(exports) < run
+
+
+def test_an_env_value_with_control_characters_is_one_line_that_bash_reads_back(tmp_path: Path) -> None:
+    import subprocess
+
+    values = {"A": "x\ntouch /tmp/pwned", "B": "\x1b[31mred\r", "C": "it's \\ $HOME \u202e ok ü", "D": ""}
+    script = _script(tmp_path, env=values)
+    exports = [line for line in script.splitlines() if line.startswith("export ") and line[7] in "ABCD"]
+    assert len(exports) == 4 and not any(c in script for c in "\x1b\r\u202e")
+    show = "".join(f'printf "%s\\0" "${name}"; ' for name in values)
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-c", "\n".join(exports) + "\n" + show],
+                          capture_output=True, timeout=30, env={"HOME": "/h"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode("utf-8").split("\0")[:-1] == list(values.values())
