@@ -101,3 +101,119 @@ def test_an_env_value_with_control_characters_is_one_line_that_bash_reads_back(t
                           capture_output=True, timeout=30, env={"HOME": "/h"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode("utf-8").split("\0")[:-1] == list(values.values())
+
+
+# --- the torchrun report port --------------------------------------------------------------------------------------
+
+
+def _collector(tmp_path: Path):  # noqa: ANN202
+    import io
+
+    from runner.launchers import torchrun
+
+    return torchrun.Collector(tmp_path, io.StringIO(), "127.0.0.1", "s3cret")
+
+
+def _closed_unheard(sock, timeout: float = 10.0) -> bool:  # noqa: ANN001
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(16) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_first_line_past_the_bound_is_closed_unread(tmp_path: Path) -> None:
+    """400 MB sent as one line raised the first node from 35 to 439 MB: the line is now read up to MAX_JOIN_LINE
+    bytes, then the connection is closed unheard, whatever follows."""
+    import socket
+
+    from runner.launchers import torchrun
+
+    collector = _collector(tmp_path)
+    try:
+        sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+        sent = 0
+        try:
+            chunk = b"x" * 65536
+            while sent < 16 * torchrun.MAX_JOIN_LINE:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except OSError:
+            pass  # closed by the collector while sending: what is wanted
+        assert _closed_unheard(sock)
+        assert collector.turned_away == 1 and collector.joined == []
+        sock.close()
+        # a stack with the token and padding that ends past the bound is no joiner either
+        padded = ('{"host": "gpu-b", "token": "s3cret", "pad": "' + "y" * torchrun.MAX_JOIN_LINE + '"}\n').encode()
+        sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+        try:
+            sock.sendall(padded)
+        except OSError:
+            pass
+        assert _closed_unheard(sock)
+        assert collector.turned_away == 2 and collector.joined == []
+        sock.close()
+    finally:
+        collector.close()
+
+
+def test_a_first_line_that_never_comes_is_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from runner.launchers import torchrun
+
+    monkeypatch.setattr(torchrun, "JOIN_LINE_TIMEOUT_S", 0.5)
+    collector = _collector(tmp_path)
+    try:
+        sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+        sock.sendall(b'{"host": "slow"')  # no end of line, ever
+        assert _closed_unheard(sock)
+        assert collector.turned_away == 1
+        sock.close()
+    finally:
+        collector.close()
+
+
+def test_a_token_that_is_not_ascii_is_turned_away(tmp_path: Path) -> None:
+    import json
+    import socket
+
+    collector = _collector(tmp_path)
+    try:
+        sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+        sock.sendall(json.dumps({"host": "x", "token": "s3crét"}).encode() + b"\n")
+        assert _closed_unheard(sock) and collector.turned_away == 1
+        sock.close()
+    finally:
+        collector.close()
+
+
+def test_the_join_token_comes_from_the_environment_or_a_file_never_argv(tmp_path: Path) -> None:
+    from runner.launchers import torchrun
+
+    args = SimpleNamespace(token=None, token_file=None)
+    assert torchrun.join_token(args, {torchrun.TOKEN_ENV: "abc123"}) == "abc123"
+    secret = tmp_path / "token"
+    secret.write_text("def456\n")
+    assert torchrun.join_token(SimpleNamespace(token=None, token_file=str(secret)), {}) == "def456"
+    with pytest.raises(ValueError, match="not taken on the command line"):
+        torchrun.join_token(SimpleNamespace(token="abc123", token_file=None), {torchrun.TOKEN_ENV: "abc123"})
+    with pytest.raises(ValueError, match="no token for this run"):
+        torchrun.join_token(args, {})
+    # the recipe's script on a joining node does not inherit the token
+    env = torchrun.node_run_env({"PATH": "/usr/bin", torchrun.TOKEN_ENV: "abc123"}, {"NCCL_DEBUG": "INFO"},
+                                {"OPENRECIPES_NNODES": "2"})
+    assert env == {"PATH": "/usr/bin", "NCCL_DEBUG": "INFO", "OPENRECIPES_NNODES": "2"}
+
+
+def test_the_printed_join_command_carries_the_token_in_its_environment(tmp_path: Path) -> None:
+    import shlex
+
+    from runner.launchers import torchrun
+    from runner.launchers.rendezvous import Rendezvous
+
+    target = SimpleNamespace(options=SimpleNamespace(recipe=Path("recipes/m/h100/r.yaml"), workdir=tmp_path))
+    line = torchrun._join_command(target, Rendezvous("gpu01:29500", "openrecipes-1", 2), "gpu01:40000", "f00d")  # type: ignore[arg-type]
+    words = shlex.split(line)
+    assert words[0] == f"{torchrun.TOKEN_ENV}=f00d" and "f00d" not in " ".join(words[1:])
+    assert words[2:5] == ["-m", "runner", "node"]
