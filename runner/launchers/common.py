@@ -63,10 +63,18 @@ def recorded_command(workdir: Path, script: Path, env: dict[str, str], root: Pat
     return f"cd {where} && {shell_quote_env(env)} bash {shlex.quote(relative(script, root, script.name))}"
 
 
+def shown_script(script: str) -> list[str]:
+    """The recipe's run script as the launchers show it on the terminal, a line each: a control, line-separator or
+    bidi character (ESC, CR, ...) as its escape, never sent to the terminal; tabs kept."""
+    from generator.problems import escape
+
+    return ["\t".join(escape(part) for part in line.split("\t")) for line in script.split("\n")]
+
+
 def confirm(target: Target, command: str, out: TextIO) -> None:
     recipe, runs = target.recipe, target.runs
     print(f"recipe: {target.source.id}\nwill run ({runs} run{'s' if runs > 1 else ''}):\n  {command}\nscript:", file=out)
-    for line in recipe.run.splitlines():
+    for line in shown_script(recipe.run.rstrip("\n")):
         print(f"  | {line}", file=out)
     if target.options.yes:
         return

@@ -33,7 +33,7 @@ from generator.check.env import reserved as reserved_env
 from generator.problems import unsafe_character
 from runner.launch import shell_word
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, recorded_command, run_folder
+from runner.launchers.common import confirm, recorded_command, run_folder, shown_script
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
 from runner.logs import ParsedLog, parser
 from runner.records import Measured, Outcome, Shown, Stop, Target
@@ -478,7 +478,7 @@ def measure(target: Target, out: TextIO) -> Measured:
         print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
               f"\n  {shown}\n{JOB_SCRIPT}:", file=out)
         print(script_for(first), end="", file=out)
-        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
+        print("run.sh (the recipe's run):\n" + "\n".join(shown_script(recipe.run.rstrip("\n"))), file=out)
         print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
         raise Shown()
     confirm(target, shown, out)

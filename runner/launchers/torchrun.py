@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, env_refusal, recorded_command, run_folder
+from runner.launchers.common import confirm, env_refusal, recorded_command, run_folder, shown_script
 from runner.records import Measured, Outcome, Shown, Stop, Target
 
 OK = "ok"
@@ -340,7 +340,7 @@ def measure(target: Target, out: TextIO) -> Measured:
         print(f"recipe: {target.source.id}\nwould hold a c10d rendezvous at {rdzv.endpoint}, id {rdzv.run_id}, "
               f"{rdzv.nodes} nodes; each of the other {rdzv.nodes - 1} node(s) would run:\n  {join}\n"
               "(PORT and TOKEN, the run's secret, are chosen at launch)\nrun.sh (the recipe's run):", file=out)
-        for line in recipe.run.splitlines():
+        for line in shown_script(recipe.run.rstrip("\n")):
             print(f"  | {line}", file=out)
         print("(dry run with --launcher torchrun: nothing launched, nothing listening, nothing written)", file=out)
         raise Shown()

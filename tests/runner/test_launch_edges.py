@@ -217,3 +217,10 @@ def test_the_printed_join_command_carries_the_token_in_its_environment(tmp_path:
     words = shlex.split(line)
     assert words[0] == f"{torchrun.TOKEN_ENV}=f00d" and "f00d" not in " ".join(words[1:])
     assert words[2:5] == ["-m", "runner", "node"]
+
+
+def test_the_run_script_is_shown_without_sending_control_characters_to_the_terminal() -> None:
+    from runner.launchers.common import shown_script
+
+    script = "echo \x1b[2Jcleared\n\tindented\r\necho \u202eevil\n"
+    assert shown_script(script.rstrip("\n")) == ["echo \\x1b[2Jcleared", "\tindented\\r", "echo \\u202eevil"]
