@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from generator.models import Recipe
 from generator.positions import line_col
-from generator.problems import InputError, Problem
+from generator.problems import InputError, Problem, unsafe_character
 
 try:  # libyaml's C parser when present: the composer is the hot part of a cold check
     from yaml import CSafeLoader as _BaseLoader
@@ -692,8 +692,29 @@ def recipe_id(path: Path, recipes_root: Path | None = None) -> str:
     return "/".join(parts[-3:])
 
 
+def name_problem(path: Path, recipes_root: Path | None = None) -> str | None:
+    """Why a recipe's path cannot be its name, or None: its part below recipes/ (the recipe id and the file name)
+    holds a control, line-separator or bidi character. The id is printed by check, on the site, in the runner's
+    scripts and on terminals, where a newline would start a line of its own and ESC would drive the terminal."""
+    parts = path.parts[-3:]
+    if recipes_root is not None:
+        try:
+            parts = path.relative_to(recipes_root).parts
+        except ValueError:
+            pass
+    found = unsafe_character("/".join(parts))
+    if found is None:
+        return None
+    return (f"the recipe's path holds the character {found} (control, line-separator and bidi characters are not "
+            "allowed in a recipe's folder or file name: the path is the recipe's id, which check, the site, the "
+            "runner's scripts and terminals print); rename it")
+
+
 def load_recipe(path: Path, display: str | None = None, recipes_root: Path | None = None) -> LoadedRecipe:
     """Reads and validates one recipe; raises InputError with every problem located."""
+    named = name_problem(path, recipes_root)
+    if named is not None:
+        raise InputError([Problem(display or str(path), 1, 1, "(document)", named)])
     doc = read_yaml(path, display)
     try:
         recipe = Recipe.model_validate(doc.data)

@@ -33,6 +33,14 @@ def escape(text: str) -> str:
     return _UNSAFE.sub(_escape_character, text)
 
 
+def unsafe_character(text: str) -> str | None:
+    """The first control, line-separator or bidi character in `text`, escaped as `escape` writes it ('\\n',
+    '\\x1b', '\\u202e'); None when it holds none. Names that reach a script, a terminal or a page (a recipe's
+    path, an sbatch option) are refused when they hold one."""
+    found = _UNSAFE.search(text)
+    return escape(found.group(0)) if found else None
+
+
 def escape_name(text: str) -> str:
     """A path or field for the `path:line:col: field:` prefix: escaped as `escape` does, and ':' as \\x3a."""
     return _UNSAFE_IN_NAME.sub(_escape_character, text)

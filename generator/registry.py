@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import RootModel, ValidationError
 
 from generator.catalog import Catalog, GpuCatalog, InstanceCatalog, _ModelFile
-from generator.load import LoadedRecipe, file_kind_problem, load_recipe, read_yaml, validation_problems
+from generator.load import LoadedRecipe, file_kind_problem, load_recipe, name_problem, read_yaml, validation_problems
 from generator.problems import InputError, Problem
 
 RECIPES_DIR = "recipes"
@@ -120,10 +120,12 @@ def _absolute(path: Path) -> str:
 def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
     """A recipe is a regular file at recipes/<model>/<gpu>/<name>.yaml; a symlink may not lead out of recipes/ nor
     loop, a symlinked folder is not followed, and a fifo or device is never opened (reading one would hang or never
-    end). One problem at 1:1 says what is wrong with the file's place; it is then not read."""
+    end); its path below recipes/ holds no control character (load.name_problem). One problem at 1:1 says what is
+    wrong with the file's place or name; it is then not read."""
     found = _link_problem(path, root)
     if found is None:
-        found = file_kind_problem(path, EXPECTED_LAYOUT) or _depth_problem(path, root)
+        found = (file_kind_problem(path, EXPECTED_LAYOUT) or _depth_problem(path, root)
+                 or name_problem(path, root / RECIPES_DIR))
     return [Problem(display, 1, 1, "(document)", found)] if found else []
 
 

@@ -378,7 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--rdzv-endpoint", required=True, metavar="HOST:PORT")
     n.add_argument("--rdzv-id", required=True, metavar="ID")
     n.add_argument("--report", required=True, metavar="HOST:PORT", help="the first node's report address")
-    n.add_argument("--token", required=True, help="the run's secret, printed in the first node's join command")
+    n.add_argument("--token-file", metavar="FILE",
+                   help="a file whose first line is the run's secret (default: $OPENRECIPES_JOIN_TOKEN, which the "
+                        "first node's join command sets; the secret is never taken on the command line)")
+    n.add_argument("--token", help=argparse.SUPPRESS)  # refused with a message saying how the token travels
     n.add_argument("--workdir", default=".", help="folder the run script runs in (default: .)")
     n.add_argument("--root", help="registry root (default: found above the recipe)")
     n.set_defaults(func=lambda a: __import__("runner.launchers.torchrun", fromlist=["x"]).node_main(a))

@@ -272,7 +272,27 @@ def _progress_bar(console: TextIO, progress: bool) -> tuple[Any, bool]:
     return bar, True
 
 
-def shell_quote_env(env: dict[str, str]) -> str:
+def shell_word(value: str) -> str:
+    """`value` as one bash word on one line: shlex.quote's, or, where it holds a control, line-separator or bidi
+    character, bash's $'...' with each such character written as the \\xHH escapes of its UTF-8 bytes. A script or
+    a terminal shows it on one line (a newline cannot start a line of its own, ESC cannot reach the terminal), and
+    bash reads back the same value."""
     import shlex
 
-    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    from generator.problems import unsafe_character
+
+    if unsafe_character(value) is None:
+        return shlex.quote(value)
+    out = []
+    for char in value:
+        if unsafe_character(char) is not None:
+            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8"))
+        elif char in "\\'":
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "$'" + "".join(out) + "'"
+
+
+def shell_quote_env(env: dict[str, str]) -> str:
+    return " ".join(f"{k}={shell_word(v)}" for k, v in env.items())

@@ -97,8 +97,11 @@ def _preflight(options: Options, loaded: LoadedRecipe, catalog: Catalog) -> Any:
 
 def _as_new_name(name: str) -> str:
     """--as-new NAME is a file name in the recipe's model folder: no folders, no leading dot."""
+    from generator.problems import unsafe_character
+
     stem = name.removesuffix(".yaml")
-    if not stem or stem.startswith(".") or any(c in stem for c in "/\\\0") or stem != stem.strip():
+    if (not stem or stem.startswith(".") or any(c in stem for c in "/\\\0") or stem != stem.strip()
+            or unsafe_character(stem)):
         raise Stop(Outcome.USAGE, f"--as-new {name!r}: give a plain name (letters, digits, '.', '-', '_'), not a path; "
                                   "the new recipe goes beside the original, in its model's folder")
     return stem

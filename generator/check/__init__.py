@@ -6,7 +6,6 @@ Each rule is a small named function of a `RecipeContext` in the module of its co
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import multiprocessing
 import os
@@ -18,15 +17,15 @@ from pathlib import Path
 
 from generator import evidence, failed
 from generator.catalog import Catalog
-from generator.check import failed_layouts, inferred, layout, parameters, references, results, sidecar, status
-from generator.check.cache import CheckCache
+from generator.check import env, failed_layouts, inferred, layout, parameters, references, results, sidecar, status
+from generator.check.cache import CheckCache, input_digest
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
 from generator.registry import RECIPES_DIR, CatalogMemo, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
-         *inferred.RULES)
+         *inferred.RULES, *env.RULES)
 
 
 def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list[Problem]:
@@ -47,13 +46,13 @@ class CheckRun:
 
 
 def _content_digest(path: Path) -> str:
-    """The recipe's bytes and its sidecar's: a result is only reused for both unchanged."""
-    digest = hashlib.sha256(path.read_bytes())
+    """The recipe's bytes and its sidecar's, each bound on its own (cache.input_digest): a result is only reused
+    for both unchanged, and a missing sidecar is not an empty one."""
     try:
-        digest.update(evidence.read_bytes(evidence.path_for(path)) or b"")
+        sidecar: tuple[str, bytes | None] = ("sidecar", evidence.read_bytes(evidence.path_for(path)))
     except evidence.EvidenceError as exc:
-        digest.update(b"\0" + str(exc).encode())
-    return digest.hexdigest()
+        sidecar = ("sidecar refused: " + str(exc), None)
+    return input_digest("recipe", [("recipe", path.read_bytes()), sidecar])
 
 
 # A pool pays for itself only on a large registry: starting a worker costs about as much as checking 100 files.

@@ -4,6 +4,11 @@ A warm re-check reads and hashes each file, nothing more. A result is reused onl
 evidence sidecar; a failed-layouts file), the same catalog, the same code and the same day (the future-date rule
 depends on today).
 
+Every digest here binds each input on its own (`input_digest`): a name, then each part's length and bytes, so no two
+different sets of inputs give one digest. Concatenated bytes would not: a recipe whose last byte moved to the front
+of its sidecar, or a missing sidecar and an empty one, hashed alike, and a warm check answered for files it never
+checked. A sidecar that is missing, or that cannot be read, is a part of its own (never the bytes of an empty file).
+
 Why outside the tree: a cache a pull request can supply could say "no problems" for a file it also supplies, so
 the cache lives in the user's cache folder ($OPENRECIPES_CACHE_DIR, else $XDG_CACHE_HOME/openrecipes, else
 ~/.cache/openrecipes), one file per registry root. It is JSON validated on read (never unpickled), and a file
@@ -20,9 +25,30 @@ from pathlib import Path
 
 from generator.problems import Problem
 
-FORMAT = "openrecipes-check-cache/1"
-CODE_FILES = ("models.py", "load.py", "figures.py", "catalog.py", "evidence.py", "registry.py", "problems.py",
-              "failed.py")
+FORMAT = "openrecipes-check-cache/2"
+# The generator's modules the check imports (tests/check/test_check_cache.py keeps this list whole), beside check/.
+CODE_FILES = ("__init__.py", "models.py", "load.py", "figures.py", "catalog.py", "evidence.py", "registry.py",
+              "problems.py", "failed.py", "positions.py")
+
+
+def input_digest(kind: str, parts: list[tuple[str, bytes | None]]) -> str:
+    """SHA-256 of named parts, each framed by its length: (name, bytes), or (name, None) for a part that is absent.
+    `kind` says what the digest is of, so digests of different kinds of input never meet."""
+    digest = hashlib.sha256()
+
+    def frame(data: bytes) -> None:
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+
+    frame(kind.encode())
+    for name, data in parts:
+        frame(name.encode("utf-8", errors="surrogateescape"))
+        if data is None:
+            digest.update(b"\0")  # absent
+        else:
+            digest.update(b"\1")
+            frame(data)
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -35,22 +61,19 @@ def cache_dir() -> Path:
 
 def code_key() -> str:
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in [*(here.parent / n for n in CODE_FILES), *sorted(here.glob("*.py"))]:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    paths = [*(here.parent / n for n in CODE_FILES), *sorted(here.glob("*.py"))]
+    return input_digest("code", [(str(p.relative_to(here.parent)), p.read_bytes()) for p in paths])
 
 
 def catalog_key(root: Path) -> str:
-    digest = hashlib.sha256()
+    parts: list[tuple[str, bytes | None]] = []
     for path in sorted((root / "catalog").rglob("*.yaml")):
-        digest.update(str(path.relative_to(root)).encode())
         try:
-            digest.update(path.read_bytes())
+            data: bytes | None = path.read_bytes()
         except OSError:
-            digest.update(b"\0unreadable")
-    return digest.hexdigest()
+            data = None  # unreadable: a part of its own, unlike any bytes
+        parts.append((str(path.relative_to(root)), data))
+    return input_digest("catalog", parts)
 
 
 Entry = tuple[str, str, list[Problem]]  # (content digest hex, recipe id, problems)

@@ -5,12 +5,11 @@ playbook states some that contradict DP x MBS x GradAcc) and is not judged here.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from generator import failed
 from generator.catalog import Catalog
-from generator.check.cache import CheckCache
+from generator.check.cache import CheckCache, input_digest
 from generator.load import YamlDocument, field_name, file_kind_problem
 from generator.problems import Problem
 from generator.registry import display_path
@@ -35,7 +34,7 @@ def _digest(path: Path) -> str:
     if file_kind_problem(path, failed.LAYOUT):
         return ""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return input_digest("failed layouts", [("file", path.read_bytes())])
     except OSError:
         return ""
 

@@ -20,6 +20,26 @@ def gpu_grid(ctx: RecipeContext) -> None:
                 f"but gpu.count is {r.gpu.count}", "layout", "dp")
 
 
+def context_parallel_rows(ctx: RecipeContext) -> None:
+    """Context parallelism splits every row into cp equal parts, one a rank."""
+    lay, row = ctx.recipe.layout, ctx.recipe.workload.row_tokens
+    if lay.cp > 1 and row % lay.cp:
+        ctx.bad(f"cp {lay.cp} does not divide a row's {row} tokens: context parallelism splits each row into cp "
+                "equal parts", "layout", "cp")
+
+
+def token_cap_holds_a_row(ctx: RecipeContext) -> None:
+    """A dynamic-batching cap of tokens per GPU holds at least one row's part on a GPU (row_tokens / cp): a smaller
+    cap could place no row."""
+    lay, row = ctx.recipe.layout, ctx.recipe.workload.row_tokens
+    cap = lay.max_tokens_per_gpu
+    if cap is None or cap * lay.cp >= row:
+        return
+    held = f"{cap} x cp {lay.cp} = {cap * lay.cp} tokens" if lay.cp > 1 else f"{cap} tokens"
+    ctx.bad(f"max_tokens_per_gpu holds {held}, less than one row of {row}: dynamic batching could place no row",
+            "layout", "max_tokens_per_gpu")
+
+
 def expert_grid(ctx: RecipeContext) -> None:
     # Experts reuse the dense ranks (Megatron's MoE rule): EP x ETP must divide TP x CP x DP.
     lay = ctx.recipe.layout
@@ -205,6 +225,7 @@ def virtual_chunks(ctx: RecipeContext) -> None:
                 "pipeline_layout", "layout", "layer_split")
 
 
-RULES = (gpu_grid, expert_grid, experts_on_dense_model, experts_per_rank, virtual_pipeline, sequence_parallel,
+RULES = (gpu_grid, context_parallel_rows, token_cap_holds_a_row, expert_grid, experts_on_dense_model, experts_per_rank,
+         virtual_pipeline, sequence_parallel,
          recompute_settings, global_batch, publication_gradient_accumulation, dataset_row_tokens,
          label_names_this_layout, pipeline_stages, virtual_chunks)

@@ -118,6 +118,54 @@ def component_test_gpus(ctx: RecipeContext) -> None:
                     "recipe (run it on its GPU type)", "correctness", "component_tests", i, "gpu")
 
 
+# A note that says the convergence check's candidate arm is the measured run itself ("candidate arm: the measured
+# run", "the same run is the candidate arm of the convergence check").
+_ARM_IS_THE_RUN = re.compile(r"candidate arm:?\s+(?:is\s+)?the (?:measured|same) run\b"
+                             r"|\bthe (?:measured|same) run is the candidate arm\b", re.I)
+# A step count a note gives for the run it compared: "--steps 100", "--train-iters 500", "100 steps", "all 99 steps".
+_STEP_COUNT = re.compile(r"--[a-z_-]*(?:steps|iters|iterations)[ =](\d[\d,]*)|\b(\d[\d,]*) (?:steps|iterations)\b",
+                         re.I)
+
+
+def convergence_within_run(ctx: RecipeContext) -> None:
+    """A convergence check compares at most the steps of the run it compared: more steps than the measured run has
+    (result.steps_per_run) come from another, longer run, which its note names with its step count; a note that
+    says the candidate arm is the measured run itself contradicts them."""
+    r = ctx.recipe
+    conv = r.correctness.convergence if r.correctness else None
+    steps = r.result.steps_per_run
+    if conv is None or steps is None or conv.steps <= steps:
+        return
+    where = ("correctness", "convergence", "steps")
+    if any(_ARM_IS_THE_RUN.search(note or "") for note in (conv.note, r.result.gpu_hours_note)):
+        ctx.bad(f"{conv.steps} steps compared, but the candidate arm is the measured run (so its notes say), which "
+                f"has {steps} steps (result.steps_per_run)", *where)
+        return
+    counts = [int((a or b).replace(",", "")) for a, b in _STEP_COUNT.findall(conv.note or "")]
+    if not any(count >= conv.steps for count in counts):
+        ctx.bad(f"{conv.steps} steps compared, more than the measured run's {steps} (result.steps_per_run): say in "
+                f"convergence.note which run of at least {conv.steps} steps was compared (e.g. its --steps)", *where)
+
+
+# A component test's text that says it uses the measured run ("scaled to the measured run's pre-clip norms").
+_USES_THE_RUN = re.compile(r"\bthe measured run\b", re.I)
+
+
+def component_test_after_its_run(ctx: RecipeContext) -> None:
+    """A component test that uses the measured run (its text says so) is dated on or after the measurement. (A test
+    dated before or after a measurement it does not use is both usual: the reference recipe's tests came a day after
+    its run, the engine's a day before.)"""
+    r = ctx.recipe
+    measured = r.result.measured
+    if measured is None or r.correctness is None:
+        return
+    for i, test in enumerate(r.correctness.component_tests):
+        text = " ".join(t for t in (test.test, test.shape, test.detail, test.note) if t)
+        if test.date < measured and _USES_THE_RUN.search(text):
+            ctx.bad(f"dated {test.date}, before the measurement it uses ({measured}, result.measured): its text says "
+                    "it uses the measured run", "correctness", "component_tests", i, "date")
+
+
 def convergence_statistics(ctx: RecipeContext) -> None:
     """A convergence check marked pass whose own recorded statistics fail what pass means (runner/convergence.py)."""
     corr = ctx.recipe.correctness
@@ -175,4 +223,4 @@ def verified_runs(ctx: RecipeContext) -> None:
 
 
 RULES = (placeholders, reported, measured, verified, partial_run, verified_runs, component_test_gpus,
-         convergence_statistics, noisy_step_times)
+         component_test_after_its_run, convergence_statistics, convergence_within_run, noisy_step_times)

@@ -206,28 +206,49 @@ def framework_name(framework: str) -> str:
     return (words[0].rstrip(",;") or words[0]) if words else framework
 
 
-def csv_number(value: float | None) -> str:
+class CsvNumber(str):
+    """A figure cell of a CSV export (csv_number): the site's own float, written as a number and never neutralised,
+    so that a spreadsheet reads "-1.5" as the number it is and can sum it. Every other cell is text (csv_line)."""
+
+
+def csv_number(value: float | None) -> CsvNumber:
     """A figure of recipes.csv, as a number: never neutralised, so a negative figure stays a number a spreadsheet
     can sum (it is the site's own float, never contributor text, and "-1.5" is data, not a formula)."""
-    return "" if value is None else repr(float(value))
+    return CsvNumber("" if value is None else repr(float(value)))
 
 
-# Spreadsheet formula injection (OWASP, "CSV Injection"): Excel, LibreOffice and Google Sheets evaluate a cell
-# that starts with one of these (tab and carriage return can precede a formula the application then trims).
+# Spreadsheet formula injection (OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection):
+# Excel, LibreOffice and Google Sheets evaluate a cell that starts with one of these (tab and carriage return can
+# precede a formula the application then trims).
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# Where a spreadsheet may start a cell inside our text: after any separator it may split on (the one it guesses or its
+# locale's: ",", ";", tab, "|", several at once in LibreOffice) or a line end. Quoting a cell does not protect what
+# follows such a character: a reader splitting on ";" sees our quotes mid-field, as plain characters.
+CSV_FIELD_BREAKS = ",;|\t\r\n"
+# What a spreadsheet may skip before it reads a cell's first character: spaces, and a double quote it takes as the
+# start of a quoted field.
+CSV_LEADING = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\x0b\x0c\""
+_FORMULA_AHEAD = f"(?=[{CSV_LEADING}]*[=+\\-@\\t\\r])"
+_FORMULA_AT_THE_START = re.compile(_FORMULA_AHEAD)  # matched at 0
+_FORMULA_AFTER_A_BREAK = re.compile(f"([{re.escape(CSV_FIELD_BREAKS)}]){_FORMULA_AHEAD}")
 
 
 def csv_text(value: object) -> str:
-    """A text cell of recipes.csv, neutralised as OWASP recommends: a leading formula character gets a single
-    quote before it, so a spreadsheet shows the text instead of running it. Every text column goes through this,
-    even one whose text looks like a number ('-1' as a framework is text); figures go through csv_number."""
+    """A text cell of a CSV export, neutralised as OWASP recommends wherever a spreadsheet could start a cell in it:
+    at its start and after every separator or line end inside it (CSV_FIELD_BREAKS), a formula character
+    (CSV_FORMULA_PREFIXES) after any spaces or double quotes gets a single quote put before them, so a spreadsheet
+    shows the text instead of running it, whichever of , ; | tab it splits on. Every text column goes through this,
+    even one whose text looks like a number ('-1' as a framework is text); figures go through csv_number. Applying it
+    twice changes nothing. site_src/assets/js/csv.js does the same for the page's CSV of the rows in view."""
     text = str(value)
-    return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
+    inner = _FORMULA_AFTER_A_BREAK.sub(r"\1'", text)
+    return "'" + inner if _FORMULA_AT_THE_START.match(text) else inner
 
 
 # Characters a spreadsheet may split a line on (the separator it guesses or its locale's: ",", ";", tab, "|") or
-# that end a line. A cell holding one is always written between double quotes (OWASP's second rule), so that no part
-# of it after a separator can become a cell of its own that starts a formula ("a;=cmd()" opened with ";").
+# that end a line. A cell holding one is always written between double quotes (OWASP's second rule), so that a reader
+# splitting on "," reads it whole; csv_text has made every part of it that a reader splitting elsewhere sees as a
+# cell of its own safe.
 CSV_QUOTE_WHEN = frozenset(',;\t|"\r\n')
 
 
@@ -240,8 +261,12 @@ def csv_cell(text: str) -> str:
 
 
 def csv_line(cells: list[str]) -> str:
-    """A CSV line of cells already neutralised (csv_text) or figures (csv_number)."""
-    return ",".join(csv_cell(cell) for cell in cells) + "\n"
+    """A CSV line: every cell that is not a figure (csv_number) is text and neutralised (csv_text), whether or not its
+    caller did so already, so no column of any export can be left out. A figure is a number wherever a reader
+    splitting on "," sees it. Only as a line's first cell could one begin a field that runs on into the next cells
+    for a reader splitting on ";" ("-1.5,x,..."); there it is written as text. No export starts a line with one."""
+    return ",".join(csv_cell(cell if isinstance(cell, CsvNumber) and (i or not cell.startswith("-")) else csv_text(cell))
+                    for i, cell in enumerate(cells)) + "\n"
 
 
 def params(count: int) -> str:

@@ -331,8 +331,9 @@ def _cheapest_candidates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _download_links(page: str) -> list[dict[str, str]]:
     return [{"name": name, "href": views.href(page, f"{DOWNLOADS}/{name}"), "what": what} for name, what in (
         ("recipes.json", "every recipe with its derived figures"),
-        ("recipes.csv", "one row per recipe, the table's figures (a text cell that begins with =, +, -, @, a tab "
-                        "or a carriage return starts with ' so that no spreadsheet runs it as a formula)"),
+        ("recipes.csv", "one row per recipe, the table's figures (in a text cell, a =, +, -, @, tab or carriage "
+                        "return at its start or after a , ; | tab or line end gets a ' before it, so that no "
+                        "spreadsheet runs it as a formula whatever separator it splits on; figures are numbers)"),
         ("frameworks.csv", "frameworks side by side: per model, GPU type, training kind, precision and sequence that "
                            "two or more frameworks share, each framework's fastest recipe with its figures, MFU "
                            "formula, convergence result and evidence file"),

@@ -32,8 +32,15 @@ def measure(target: Target, out: TextIO) -> Measured:
     """The runs of the target, launched as its options say (or read from --from-log), turned into figures."""
     import importlib
 
+    from runner.launchers.common import check_names, env_refusal
+    from runner.records import Outcome, Stop
+
+    check_names(target)
     options = target.options
     name = "from_log" if options.from_log else options.launcher
+    refused = None if options.from_log else env_refusal(dict(target.recipe.env))
+    if refused:
+        raise Stop(Outcome.USAGE, f"{target.display}: {refused}")
     if name not in ("from_log", *LAUNCHERS):
         raise ValueError(f"unknown launcher {name!r} (known: {', '.join(LAUNCHERS)})")
     module = importlib.import_module(f"runner.launchers.{name}")

@@ -28,8 +28,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from generator import figures
+from generator.check.env import message as reserved_message
+from generator.check.env import reserved as reserved_env
+from generator.problems import unsafe_character
+from runner.launch import shell_word
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, recorded_command, run_folder
+from runner.launchers.common import confirm, recorded_command, run_folder, shown_script
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
 from runner.logs import ParsedLog, parser
 from runner.records import Measured, Outcome, Shown, Stop, Target
@@ -44,11 +48,6 @@ RESERVED_SHORT = {o[1] for o in RESERVED_OPTIONS if not o.startswith("--")}
 # sbatch's short options (getopt): those that take a value (attached, -N2, or the next argument) and flags.
 SHORT_WITH_VALUE = set("AabcCdDeFGiJLMmNnopqStwx")
 SHORT_FLAGS = set("hHIkOQsuVvW")
-# Variables a recipe's env may not set: the runner's own, Slurm's (srun and sbatch read SLURM_*, SRUN_*, SBATCH_*
-# as options inside the job), and those bash reads at start-up or that change how the job script is parsed.
-RESERVED_ENV_PREFIXES = ("OPENRECIPES_", "SLURM_", "SRUN_", "SBATCH_", "SALLOC_", "PMI_", "PMIX_", "BASH_FUNC_")
-RESERVED_ENV = {"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
-                "POSIXLY_CORRECT", "LD_PRELOAD", "LD_AUDIT"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _JOB_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _FIELD = re.compile(r"(\w+)=(\S*)")
@@ -77,29 +76,18 @@ class JobInterrupted(Exception):
 
 def check_env_names(env: dict[str, str]) -> dict[str, str]:
     """The recipe's env, refused where a name is not a shell variable name or a value holds a NUL (it would become
-    shell code, or be cut, in the batch script)."""
+    shell code, or be cut, in the batch script), or the name is reserved (generator/check/env.py: check refuses it
+    too)."""
     for name, value in env.items():
         if not _ENV_NAME.match(str(name)):
             raise SlurmError(f"env: {name!r} is not a shell variable name (letters, digits, '_', not starting with a "
                              "digit); the batch script cannot export it")
         if "\0" in str(value):
             raise SlurmError(f"env: {name}'s value holds a NUL byte")
-        reserved = reserved_env(str(name))
-        if reserved:
-            raise SlurmError(f"env: {name} is reserved ({reserved}); a recipe's env may not set it")
+        why = reserved_env(str(name))
+        if why:
+            raise SlurmError("env: " + reserved_message(str(name), why))
     return {str(k): str(v) for k, v in env.items()}
-
-
-def reserved_env(name: str) -> str | None:
-    """Why a recipe's env may not set `name` in a launch across nodes, or None."""
-    if name in RESERVED_ENV:
-        return "bash or the loader reads it as the job starts: it would change what every node runs"
-    prefix = next((p for p in RESERVED_ENV_PREFIXES if name.startswith(p)), None)
-    if prefix == "OPENRECIPES_":
-        return "the runner's own: it names the interpreter, the node count and the rendezvous every node joins"
-    if prefix is not None:
-        return f"{prefix}* is read by Slurm or the process manager as the job's own settings"
-    return None
 
 
 def check_sbatch_options(options: list[str]) -> list[str]:
@@ -108,8 +96,10 @@ def check_sbatch_options(options: list[str]) -> list[str]:
     Those the runner sets itself are refused."""
     expect_value = False
     for option in options:
-        if "\n" in option or "\0" in option:
-            raise SlurmError(f"sbatch option {option!r}: a newline or NUL in an option")
+        found = unsafe_character(option)
+        if found is not None:
+            raise SlurmError(f"sbatch option {option!r}: it holds the character {found} (no control, line-separator or "
+                             "bidi character in an sbatch option)")
         if expect_value:  # the value of the previous short option (-p gpu given as two --sbatch)
             expect_value = False
             continue
@@ -175,12 +165,26 @@ def _comment(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
+def check_script_text(**texts: str) -> None:
+    """Names and paths the batch script writes (the recipe id, the registry, run and working folders, the
+    interpreter): refused where one holds a control, line-separator or bidi character. Quoted, a newline would not
+    run, but it would put a line of its own into the script a reader checks."""
+    for what, text in texts.items():
+        found = unsafe_character(text)
+        if found is not None:
+            raise SlurmError(f"{what.replace('_', ' ')} {text!r} holds the character {found}: no control, "
+                             "line-separator or bidi character goes into the batch script; rename it")
+
+
 def job_script(*, recipe_id: str, recipe: Path, root: Path, run_dir: Path, workdir: Path, nodes: int,
                env: dict[str, str], python: str, gpus_per_node: int = 1, exclusive: bool = True,
                cpus_per_node: int | None = None) -> str:
-    """The sbatch script. Every path and value is shlex-quoted; the recipe's own text is not in it."""
+    """The sbatch script. Every path and value is shlex-quoted, each on one line; the recipe's own text is not in
+    it."""
+    check_script_text(recipe_id=recipe_id, recipe_file=str(recipe), registry=str(root), run_folder=str(run_dir),
+                      working_folder=str(workdir), python=python)
     q = shlex.quote
-    exports = "\n".join(f"export {name}={q(value)}" for name, value in check_env_names(env).items())
+    exports = "\n".join(f"export {name}={shell_word(value)}" for name, value in check_env_names(env).items())
     asked = "\n".join(resources(gpus_per_node, exclusive, cpus_per_node))
     # One task per node gets every CPU Slurm gave the node (srun's default is one CPU a task).
     cpus = '"$SLURM_CPUS_ON_NODE"' if cpus_per_node is None else str(cpus_per_node)
@@ -197,8 +201,6 @@ set -euo pipefail
 run={q(str(run_dir))}
 cd {q(str(workdir))}
 export {ENV_PYTHON}={q(python)}
-# The recipe's env:
-{exports or '# (none)'}
 head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 export {ENV_NODES}="$SLURM_JOB_NUM_NODES"
 export {ENV_ENDPOINT}="$head:$((20000 + SLURM_JOB_ID % 20000))"
@@ -208,6 +210,9 @@ export {ENV_ID}="openrecipes-$SLURM_JOB_ID"
 srun --ntasks-per-node=1 --cpus-per-task={cpus} --output="$run/preflight-%N.log" \\
   "${ENV_PYTHON}" -m runner.launchers.nodes preflight {q(str(recipe))} --root {q(str(root))} --out "$run/{STACKS_DIR}"
 "${ENV_PYTHON}" -m runner.launchers.nodes compare "$run/{STACKS_DIR}" --nodes "$SLURM_JOB_NUM_NODES"
+
+# The recipe's env, after the runner's own commands (scontrol, the preflight), for the run alone:
+{exports or '# (none)'}
 
 # 2. The run: torchrun on every node (the first node's rank 0 prints the training steps).
 srun --ntasks-per-node=1 --cpus-per-task={cpus} --kill-on-bad-exit=1 --output="$run/node-%N.log" \\
@@ -473,7 +478,7 @@ def measure(target: Target, out: TextIO) -> Measured:
         print(f"recipe: {target.source.id}\nwould submit ({target.nodes} node{'s' if target.nodes > 1 else ''}):"
               f"\n  {shown}\n{JOB_SCRIPT}:", file=out)
         print(script_for(first), end="", file=out)
-        print(f"run.sh (the recipe's run):\n{recipe.run}", end="" if recipe.run.endswith("\n") else "\n", file=out)
+        print("run.sh (the recipe's run):\n" + "\n".join(shown_script(recipe.run.rstrip("\n"))), file=out)
         print("(dry run with --launcher slurm: nothing submitted, nothing written)", file=out)
         raise Shown()
     confirm(target, shown, out)

@@ -10,8 +10,12 @@ output back, so this node has every node's log, and rank 0's (wherever the rende
 Protocol: lines of UTF-8 text over TCP; the first line from a node is its stack as JSON with the run's token (a
 per-run secret printed in the join command: a connection without it is closed unheard, so a stray or rogue joiner
 is never counted as a node nor its output taken as a log), the answer is `ok` or `refused: <why>`, then the node's
-output lines follow until it closes. The report address listens on the interface of this node's rendezvous host,
-not on every interface.
+output lines follow until it closes. The first line is read only up to MAX_JOIN_LINE bytes and within
+JOIN_LINE_TIMEOUT_S, before the token is looked at: a connection that sends more, or nothing, is closed unheard and
+costs this node no more memory than that. The report address listens on the interface of this node's rendezvous
+host, not on every interface. The token travels to the joining node in its environment (OPENRECIPES_JOIN_TOKEN, set
+by the printed command) or in a file (--token-file), never on its command line, where any user of the machine reads
+it (`ps`); the recipe's script does not inherit it.
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, recorded_command, run_folder
+from runner.launchers.common import confirm, env_refusal, recorded_command, run_folder, shown_script
 from runner.records import Measured, Outcome, Shown, Stop, Target
 
 OK = "ok"
 REFUSED = "refused: "
 TOKEN_KEY = "token"
+TOKEN_ENV = "OPENRECIPES_JOIN_TOKEN"  # the joining node's token (generator/check/env.py reserves OPENRECIPES_*)
+MAX_JOIN_LINE = 64 * 1024  # a node's stack as JSON is a few hundred bytes
+JOIN_LINE_TIMEOUT_S = 60.0
+MAX_TOKEN_FILE = 4096
 
 
 def new_token() -> str:
@@ -69,7 +77,7 @@ class Collector:
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
-                collector._serve(self.rfile, self.wfile)
+                collector._serve(self.rfile, self.wfile, self.connection)
 
         self.server = socketserver.ThreadingTCPServer((host, 0), Handler, bind_and_activate=True)
         self.server.daemon_threads = True
@@ -80,19 +88,34 @@ class Collector:
     def port(self) -> int:
         return int(self.server.server_address[1])
 
-    def _serve(self, rfile: Any, wfile: Any) -> None:
-        first = rfile.readline().decode("utf-8", errors="replace")
+    def _first_line(self, rfile: Any, connection: socket.socket | None) -> bytes | None:
+        """The first line, at most MAX_JOIN_LINE bytes and within JOIN_LINE_TIMEOUT_S; None when it is longer, cut
+        short or late."""
+        if connection is not None:
+            connection.settimeout(JOIN_LINE_TIMEOUT_S)
         try:
-            stack = json.loads(first)
-        except ValueError:
-            return
-        if not isinstance(stack, dict):
-            return
-        given = stack.pop(TOKEN_KEY, None)
-        if not isinstance(given, str) or not hmac.compare_digest(given, self.token):
-            with self.lock:
-                self.turned_away += 1
+            first = rfile.readline(MAX_JOIN_LINE + 1)
+        except OSError:  # the timeout, or a reset
+            return None
+        if connection is not None:
+            connection.settimeout(None)  # a joined node's output may pause for as long as its run does
+        return first if first.endswith(b"\n") and len(first) <= MAX_JOIN_LINE else None
+
+    def _turn_away(self) -> None:
+        with self.lock:
+            self.turned_away += 1
+
+    def _serve(self, rfile: Any, wfile: Any, connection: socket.socket | None = None) -> None:
+        first = self._first_line(rfile, connection)
+        try:
+            stack = json.loads(first.decode("utf-8", errors="replace")) if first is not None else None
+        except (ValueError, RecursionError):
+            stack = None
+        given = stack.pop(TOKEN_KEY, None) if isinstance(stack, dict) else None
+        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
+            self._turn_away()
             return  # not a joiner of this run: never counted, never answered
+        assert isinstance(stack, dict)
         with self.arrived:
             joined = _Joined(len(self.joined) + 1, stack)
             self.joined.append(joined)
@@ -165,16 +188,45 @@ def join(report: str, stack: dict[str, Any], token: str, timeout_s: float = 60.0
     return sock, answer.decode("utf-8", errors="replace").strip()
 
 
+def join_token(args: Any, environ: dict[str, str]) -> str:
+    """The run's token for `python -m runner node`: --token-file's first line, else $OPENRECIPES_JOIN_TOKEN.
+    ValueError says what is missing; a token on the command line (--token) is refused."""
+    if getattr(args, "token", None) is not None:
+        raise ValueError(f"--token is not taken on the command line, where any user of this machine reads it (ps): "
+                         f"run the join command as the first node prints it ({TOKEN_ENV}=... python -m runner node "
+                         "...), or put the token in a file only you can read and pass --token-file FILE")
+    if getattr(args, "token_file", None):
+        try:
+            with open(args.token_file, "rb") as handle:
+                text = handle.read(MAX_TOKEN_FILE).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise ValueError(f"--token-file {args.token_file}: {exc.strerror or exc}") from None
+        token = text.splitlines()[0].strip() if text.strip() else ""
+    else:
+        token = environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise ValueError(f"no token for this run: set {TOKEN_ENV} as the first node's join command does, or pass "
+                         "--token-file FILE")
+    return token
+
+
+def node_run_env(environ: dict[str, str], recipe_env: dict[str, str], rdzv_env: dict[str, str]) -> dict[str, str]:
+    """The environment a joining node runs the recipe's script in: its own without the run's token, the recipe's
+    env, the rendezvous."""
+    return {k: v for k, v in environ.items() if k != TOKEN_ENV} | recipe_env | rdzv_env
+
+
 def node_main(args: Any) -> int:
     """`python -m runner node RECIPE ...`: this node joins a run started by `remeasure --launcher torchrun`
     elsewhere. It writes nothing into the registry (the first node writes the figures); its exit status is its run's
-    (3 when it or the first node refused it)."""
+    (3 when it or the first node refused it). The run's token comes from its environment or --token-file."""
     import datetime as dt
     import os
     import subprocess
     import sys
 
     from generator.load import load_recipe
+    from generator.problems import InputError
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
     from runner import commit
     from runner.launch import _default_signals_in_child
@@ -183,25 +235,34 @@ def node_main(args: Any) -> int:
 
     recipe_path = Path(args.recipe)
     try:
+        token = join_token(args, dict(os.environ))
         root = Path(args.root).absolute() if args.root else find_root(recipe_path)
         rdzv = Rendezvous(check_endpoint(args.rdzv_endpoint), check_run_id(args.rdzv_id), args.nodes)
         check_endpoint(args.report)
-    except (RootNotFound, RendezvousError) as exc:
+    except (ValueError, RootNotFound, RendezvousError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     workdir = Path(args.workdir).resolve()
     display = display_path(recipe_path, root)
-    recipe = load_recipe(recipe_path, display, root / RECIPES_DIR).recipe
+    try:
+        recipe = load_recipe(recipe_path, display, root / RECIPES_DIR).recipe
+    except InputError as exc:
+        print("\n".join(f"error: {p}" for p in exc.problems), file=sys.stderr)
+        return 2
+    refused = env_refusal(dict(recipe.env))
+    if refused:
+        print(f"error: {display}: {refused}", file=sys.stderr)
+        return 2
     try:
         stack = node_checks.check_node(recipe_path, root)
         check_env(recipe, display)
         check_entry(recipe, display, workdir)
     except Refusal as exc:
         message = str(exc) if str(exc).startswith("node ") else f"node {node_checks.hostname()}: {exc}"
-        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message}, args.token)[0].close()
+        join(args.report, {node_checks.HOST_KEY: node_checks.hostname(), "refused": message}, token)[0].close()
         print(f"error: {message}", file=sys.stderr)
         return node_checks.EXIT_REFUSED
-    sock, answer = join(args.report, stack, args.token)
+    sock, answer = join(args.report, stack, token)
     if answer != OK:
         sock.close()
         print(f"error: {answer or 'the first node closed the connection'}", file=sys.stderr)
@@ -210,7 +271,7 @@ def node_main(args: Any) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "run.sh").write_text(recipe.run, encoding="utf-8")
     (run_dir / "node.sh").write_text(WRAPPER, encoding="utf-8")
-    env = dict(os.environ) | dict(recipe.env) | rdzv.env()
+    env = node_run_env(dict(os.environ), dict(recipe.env), rdzv.env())
     proc = subprocess.Popen(["bash", str(run_dir / "node.sh")], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=_default_signals_in_child)
@@ -249,12 +310,14 @@ def _rendezvous(target: Target) -> Any:
     return rv.Rendezvous(endpoint, run_id, target.nodes)
 
 
-def _join_command(target: Target, rdzv: Any, report: str, token: str) -> list[str]:
-    """What each other node runs to join (same checkout and Python at the same paths)."""
+def _join_command(target: Target, rdzv: Any, report: str, token: str) -> str:
+    """What each other node runs to join (same checkout and Python at the same paths), as a shell line: the token
+    in the command's environment, not among its arguments."""
     options = target.options
-    return [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes),
-            "--rdzv-endpoint", rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report, "--token", token,
+    argv = [sys.executable, "-m", "runner", "node", str(options.recipe), "--nodes", str(rdzv.nodes),
+            "--rdzv-endpoint", rdzv.endpoint, "--rdzv-id", rdzv.run_id, "--report", report,
             "--workdir", str(options.workdir.resolve())]
+    return f"{TOKEN_ENV}={shlex.quote(token)} {shlex.join(argv)}"
 
 
 def measure(target: Target, out: TextIO) -> Measured:
@@ -275,9 +338,9 @@ def measure(target: Target, out: TextIO) -> Measured:
     if options.dry_run:  # nothing is started, nothing listens: the plan and the join command are shown
         join = _join_command(target, rdzv, f"{rdzv.endpoint.rpartition(':')[0]}:PORT", "TOKEN")
         print(f"recipe: {target.source.id}\nwould hold a c10d rendezvous at {rdzv.endpoint}, id {rdzv.run_id}, "
-              f"{rdzv.nodes} nodes; each of the other {rdzv.nodes - 1} node(s) would run:\n  {shlex.join(join)}\n"
+              f"{rdzv.nodes} nodes; each of the other {rdzv.nodes - 1} node(s) would run:\n  {join}\n"
               "(PORT and TOKEN, the run's secret, are chosen at launch)\nrun.sh (the recipe's run):", file=out)
-        for line in recipe.run.splitlines():
+        for line in shown_script(recipe.run.rstrip("\n")):
             print(f"  | {line}", file=out)
         print("(dry run with --launcher torchrun: nothing launched, nothing listening, nothing written)", file=out)
         raise Shown()
@@ -298,7 +361,7 @@ def measure(target: Target, out: TextIO) -> Measured:
         join = _join_command(target, rdzv, report, token)
         print(f"rendezvous: c10d at {rdzv.endpoint}, id {rdzv.run_id}, {rdzv.nodes} nodes. On each of the other "
               f"{rdzv.nodes - 1} node(s), from the same checkout and Python at the same paths, run:\n"
-              f"  {shlex.join(join)}", file=out, flush=True)
+              f"  {join}", file=out, flush=True)
         try:
             joined = collector.wait_for(rdzv.nodes - 1, options.timeout or 600.0)
         except TimeoutError as exc:

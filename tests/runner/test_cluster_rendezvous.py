@@ -60,8 +60,9 @@ def _two_node_recipe(tmp: Path) -> Path:
     return recipe
 
 
-def _join_command(head: subprocess.Popen[str], deadline_s: float = 60.0) -> tuple[list[str], list[str]]:
-    """The `python -m runner node ...` line the first node prints (on stderr under --json), and what it printed."""
+def _join_command(head: subprocess.Popen[str], deadline_s: float = 60.0) -> tuple[list[str], dict[str, str], list[str]]:
+    """The `python -m runner node ...` line the first node prints (on stderr under --json) as its arguments and the
+    environment it sets (the run's token), and what it printed."""
     seen: list[str] = []
     end = time.monotonic() + deadline_s
     assert head.stderr is not None
@@ -71,7 +72,10 @@ def _join_command(head: subprocess.Popen[str], deadline_s: float = 60.0) -> tupl
             break
         seen.append(line)
         if " -m runner node " in line:
-            return shlex.split(line.strip()), seen
+            words = shlex.split(line.strip())
+            env = dict(w.split("=", 1) for w in words[:1])
+            assert list(env) == ["OPENRECIPES_JOIN_TOKEN"] and not any("token" in w.lower() for w in words[1:]), line
+            return words[1:], env, seen
     raise AssertionError("no join command printed: " + "".join(seen)[-3000:])
 
 
@@ -82,9 +86,9 @@ def _two_nodes(recipe: Path, root: Path, joiner_env: dict[str, str]) -> tuple[in
          "--root", str(root), "--workdir", str(ROOT), "--timeout", "240"],
         cwd=ROOT, env=torchrun_env() | H200, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        command, seen = _join_command(head)
-        joiner = subprocess.run(command, cwd=ROOT, env=torchrun_env() | joiner_env, capture_output=True, text=True,
-                                timeout=300)
+        command, token_env, seen = _join_command(head)
+        joiner = subprocess.run(command, cwd=ROOT, env=torchrun_env() | token_env | joiner_env, capture_output=True,
+                                text=True, timeout=300)
         out, err = head.communicate(timeout=300)
     finally:
         if head.poll() is None:

@@ -108,9 +108,11 @@ def test_dry_run_prints_the_batch_script_and_submits_nothing(tmp_path: Path) -> 
                  '--output="$run/node-%N.log" \\\n  bash "$run/node.sh"'):
         assert line in script, script
     assert "-m runner.launchers.nodes preflight" in script and "-m runner.launchers.nodes compare" in script
-    # The recipe's env is exported with its value quoted, and its run text is not in the batch script.
-    assert "export ODD='it'\"'\"'s $(touch /tmp/openrecipes-pwned) `id` \"q\"\nline2'" in script
-    assert "torchrun" not in script.split("# The recipe's env:")[1].split("srun")[0]
+    # The recipe's env is exported with its value quoted on one line (the newline as bash's \x0a), after the
+    # runner's own commands, and its run text is not in the batch script.
+    assert "export ODD=$'it\\'s $(touch /tmp/openrecipes-pwned) `id` \"q\"\\x0aline2'\n" in script
+    assert script.index("export ODD=") > script.index("-m runner.launchers.nodes compare")
+    assert "torchrun" not in script.split("# The recipe's env")[1].split("# 2. The run")[0]
     assert "cpu_train.py" not in script
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
     # No job folder written (the runner's lock lives under .openrecipes-runs too), no job queued.

@@ -35,11 +35,29 @@ def test_the_job_asks_for_gpus_cpus_and_whole_nodes(tmp_path: Path) -> None:
         _script(tmp_path, exclusive=False)
 
 
-def test_a_recipe_name_with_a_newline_stays_in_its_comment(tmp_path: Path) -> None:
-    script = _script(tmp_path, recipe_id="m/h200/x\ntouch /tmp/openrecipes-pwned\n")
-    assert "\ntouch /tmp/openrecipes-pwned" not in script
-    assert "# OpenRecipes: re-measure m/h200/x?touch /tmp/openrecipes-pwned?," in script
+@pytest.mark.parametrize("field", ["recipe_id", "recipe", "root", "run_dir", "workdir", "python"])
+@pytest.mark.parametrize("char", ["\n", "\r", "\x1b", "\u202e", "\x7f"])
+def test_a_control_character_in_a_name_or_path_writes_no_script(tmp_path: Path, field: str, char: str) -> None:
+    """A newline in the recipe's name (or any path the script holds) is refused before a script exists: quoted it
+    would not run, but the script a reader checks would show `touch ...` as a line of its own."""
+    value = f"m/h200/x{char}touch /tmp/openrecipes-pwned"
+    given = value if field in ("recipe_id", "python") else tmp_path / value
+    with pytest.raises(slurm.SlurmError, match="holds the character .*: no control, line-separator or bidi"):
+        _script(tmp_path, **{field: given})
+
+
+def test_the_comment_and_job_name_stay_on_their_lines(tmp_path: Path) -> None:
+    script = _script(tmp_path, recipe_id="m/h200/x;$(touch y) z")
+    assert "#SBATCH --job-name=openrecipes-m-h200-x-touch-y-z\n" in script
+    assert "# OpenRecipes: re-measure m/h200/x;$(touch y) z," in script
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
+
+
+@pytest.mark.parametrize("option", ["--time=1\ntouch x", "--comment=a\rb", "--partition=gpu\x1b[2J", "-p\x00",
+                                    "--comment=\u2028", "--qos=\u202ehigh"])
+def test_a_control_character_in_an_sbatch_option_is_refused(option: str) -> None:
+    with pytest.raises(slurm.SlurmError, match="holds the character"):
+        slurm.check_sbatch_options([option])
 
 
 @pytest.mark.parametrize("name", ["OPENRECIPES_PYTHON", "SLURM_JOB_NUM_NODES", "BASH_ENV", "SRUN_CPUS_PER_TASK",

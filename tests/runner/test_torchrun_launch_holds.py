@@ -48,7 +48,9 @@ def test_dry_run_starts_nothing_and_prints_a_reachable_endpoint(tmp_path: Path) 
     out = done.stdout
     assert "nothing launched, nothing listening, nothing written" in out
     host = this_host()
-    assert f"would hold a c10d rendezvous at {host}:PORT" in out and f"--report {host}:PORT --token TOKEN" in out
+    assert f"would hold a c10d rendezvous at {host}:PORT" in out and f"--report {host}:PORT" in out
+    # the token travels in the joining command's environment, never among its arguments (ps shows those)
+    assert "OPENRECIPES_JOIN_TOKEN=TOKEN " in out and "--token" not in out
     assert "localhost" not in out.split("run.sh")[0] and not list(tmp_path.rglob("node.sh"))
 
 

@@ -515,13 +515,11 @@ def test_item7_csv_of_the_rows_in_view_matches_python(wide, registry) -> None:  
         w = loaded.recipe.workload
         assert (r["precision"], r["training"]) == (w.precision.value, w.training.value if w.training else "")
         assert r["mfu_peak"] == (f.derived.peak_precision or "")
-    # Text cells are neutralised as recipes.csv's are (formatting.csv_text).
-    for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"', "a;=cmd()", "a|=1", "a\t+1"):
+    # Text cells are neutralised as recipes.csv's are (formatting.csv_text, csv_cell).
+    for text in ("=HYPERLINK(1)", "+1", "-1", "@SUM(1)", "\tx", "plain", 'a,"b"', "a;=cmd()", "a|=1", "a\t+1",
+                 "TP2 PP4 DP1;=cmd|' /C calc'!A0;", "\t=1", 'a; "=1'):
         cell = wide.evaluate("t => OpenRecipes.csvCell(OpenRecipes.csvText(t))", text)
-        expected = fmt.csv_text(text)
-        if any(c in expected for c in ',;\t|"\r\n'):
-            expected = '"' + expected.replace('"', '""') + '"'
-        assert cell == expected, (text, cell)
+        assert cell == fmt.csv_cell(fmt.csv_text(text)), (text, cell)
 
 
 def test_item7_sort_in_the_url_on_a_model_page(wide) -> None:  # noqa: ANN001

@@ -4,27 +4,20 @@ import { params, MAX_TEXT, NAME, setParams } from "./url.js";
 import { priceRow, flushPrices } from "./prices.js";
 import { isSpacer, showWindowed, unwindow } from "./rowwindow.js";
 import { build, cellRaw, packedRows, rowAttr, rowText } from "./packed.js";
+import { csvCell, csvText } from "./csv.js";
 
-// CSV of the rows in view: text cells neutralised as recipes.csv's are (generator.site.formatting.csv_text:
-// a leading = + - @ tab or CR gets a single quote), figures as the page's sort keys (Python's repr of the
-// value generator/figures computed), unknown figures empty.
-export let FORMULA = /^[=+\-@\t\r]/;
+// CSV of the rows in view: text cells neutralised as recipes.csv's are (csv.js, generator.site.formatting.csv_text:
+// wherever a spreadsheet could start a cell, a formula character gets a single quote before it), figures as the
+// page's sort keys (Python's repr of the value generator/figures computed), unknown figures empty.
+export { csvCell, csvText };
 
-export function csvText(value) {
-  return FORMULA.test(value) ? "'" + value : value;
-}
-
-// Between double quotes wherever a cell holds a character a spreadsheet may split on (its guessed or its locale's
-// separator: , ; tab |) or a quote or line end (formatting.csv_cell): "a;=cmd()" opened with ";" stays one cell.
-export function csvCell(value) {
-  return /[",;\t|\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
-}
-
+// [name, value, figure]: a figure column is written as the number it is; every other column is text, neutralised in
+// tableCsv whatever its function returns (csvText twice changes nothing).
 export let CSV_COLUMNS = [
   ["id", function (row) { return csvText(row.dataset.orRecipe || ""); }],
   ["model", function (row) { return csvText(row.dataset.model || ""); }],
   ["gpu_type", function (row) { return csvText(row.dataset.gpu_type || ""); }],
-  ["gpu_count", function (row) { return row.dataset.gpu_count || ""; }],
+  ["gpu_count", function (row) { return row.dataset.gpu_count || ""; }, true],
   ["status", function (row) { return csvText(row.dataset.status || ""); }],
   ["framework", function (row) { return csvText(row.dataset.framework || ""); }],
   ["layout", function (row, cells) { return csvText(cells.layout ? cells.layout.textContent.trim() : ""); }],
@@ -35,15 +28,15 @@ export let CSV_COLUMNS = [
     var t = row.dataset.training || "";
     return csvText(t === "not stated" ? "" : t);  // empty where unstated, as recipes.csv writes it
   }],
-  ["tokens_per_s_per_gpu", function (row) { return figure(row, "tokens"); }],
+  ["tokens_per_s_per_gpu", function (row) { return figure(row, "tokens"); }, true],
   // data-throughput only on a time-to-train row (views.throughput_kind), as recipes.csv writes it
   ["throughput", function (row) { return csvText(row.dataset.throughput || "steady-state"); }],
-  ["usd_per_million_tokens", function (row) { return figure(row, "usd"); }],
-  ["mfu", function (row) { return figure(row, "mfu"); }],
+  ["usd_per_million_tokens", function (row) { return figure(row, "usd"); }, true],
+  ["mfu", function (row) { return figure(row, "mfu"); }, true],
   ["mfu_peak", function (row) {
     return row.hasAttribute("data-mfu_peak") ? csvText(row.dataset.mfu_peak) : (figure(row, "mfu") ? "bf16" : "");
   }],
-  ["step_time_cv_percent", function (row) { return figure(row, "cv"); }],
+  ["step_time_cv_percent", function (row) { return figure(row, "cv"); }, true],
   ["measured", function (row) { return row.dataset.measured || ""; }]
 ];
 
@@ -63,7 +56,10 @@ export function tableCsv(table) {
   ordered.forEach(function (row) {
     if (row.orMatch === false) return;  // filtered out (a row only waiting for "Show all" is in view)
     var cells = { layout: row.cells[index.layout], measured: row.cells[index.measured] };
-    lines.push(CSV_COLUMNS.map(function (c) { return csvCell(c[1](row, cells)); }).join(","));
+    lines.push(CSV_COLUMNS.map(function (c) {
+      var value = c[1](row, cells);
+      return csvCell(c[2] ? value : csvText(value));
+    }).join(","));
   });
   return lines.join("\n") + "\n";
 }
