@@ -71,6 +71,12 @@ def seed_text(root: Path, seed: Seed) -> str:
     text = splice(text, changes)
     text = replace_top_block(text, "gpu", GPU)
     lines = text.splitlines(keepends=True)
+    old = next((i for i, ln in enumerate(lines) if ln.startswith("  schedule:")), None)
+    if old is not None:  # the H200 recipe states the schedule it ran at; the H100 one states the new schedule
+        end = old + 1
+        while end < len(lines) and lines[end].startswith("    "):
+            end += 1
+        del lines[old:end]
     at = next(i for i, ln in enumerate(lines) if ln.startswith("layout:"))
     lines[at:at] = [SCHEDULE]
     text = "".join(lines)
