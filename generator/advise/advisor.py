@@ -24,6 +24,7 @@ from generator.advise.model import (
     throughput_rows,
 )
 from generator.advise.observations import Observation, dense_architecture
+from generator.advise.throughput import nvlink_domain
 from generator.catalog import Architecture, Catalog
 
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -140,13 +141,13 @@ def _tp_ok(arch: Architecture, tp: int) -> bool:
     return arch.attention_heads % tp == 0 and all(arch.attention[k].kv_heads % tp == 0 for k in kinds)
 
 
-def candidate_plans(arch: Architecture, gpus: int, per_node: int, seq: int, global_batch: int) -> list[Plan]:
-    """Every layout of TP (within a node, dividing the query and key-value heads), PP (dividing the layers), VPP
+def candidate_plans(arch: Architecture, gpus: int, tp_limit: int, seq: int, global_batch: int) -> list[Plan]:
+    """Every layout of TP (up to tp_limit: within NVLink, at most 8; dividing the query and key-value heads), PP (dividing the layers), VPP
     (interleaving, where the layers split evenly and the micro-batches fill the stages), CP (where each rank keeps
     at least CP_MIN_TOKENS of a sequence), DP (the rest), ZeRO-1 (Megatron's distributed optimizer) or FSDP
     (ZeRO-3, without pipelining), no or full recompute, and the micro-batch sizes that divide the batch."""
     plans = []
-    for tp in _powers(min(per_node, gpus)):
+    for tp in _powers(min(tp_limit, gpus)):
         if not _tp_ok(arch, tp):
             continue
         for cp in _powers(gpus // tp):
@@ -180,12 +181,13 @@ def architecture_key(arch: Architecture) -> tuple[object, ...]:
             arch.vocab_size, arch.tied_embeddings)
 
 
-def _distance(row: Observation, plan: Plan, seq: int, precision: str) -> float:
+def _distance(row: Observation, plan: Plan, seq: int, precision: str, training: str) -> float:
     p = row.plan
     logs = [(p.gpus, plan.gpus), (p.tp, plan.tp), (p.pp, plan.pp), (p.cp, plan.cp), (p.dp, plan.dp),
             (p.micro_batch, plan.micro_batch), (row.shape.seq, seq), (p.global_batch, plan.global_batch)]
     d = sum(abs(math.log2(a) - math.log2(b)) for a, b in logs)
     d += (p.recompute != plan.recompute) + (p.fsdp != plan.fsdp) + 2 * (row.shape.precision != precision)
+    d += 4 * ((row.shape.training == "lora") != (training == "lora"))
     return d
 
 
@@ -247,7 +249,7 @@ def answer(root: Path, catalog: Catalog, rows: list[Observation], q: Question,
     spec = catalog.gpus[gpu]
     per_node = per_node_of(catalog, gpu, q.gpus, rows)
     shape = Shape(arch, seq, q.precision, q.training)
-    plans = candidate_plans(arch, q.gpus, per_node, seq, gbs)
+    plans = candidate_plans(arch, q.gpus, min(8, nvlink_domain(gpu, per_node)), seq, gbs)
     if not plans:
         raise Refusal(f"--gpus {q.gpus}: no layout of {model} on {q.gpus} GPU(s) with a global batch of {gbs} rows "
                       "(TP must divide the heads and DP x micro-batch the global batch); try --global-batch")
@@ -261,7 +263,7 @@ def answer(root: Path, catalog: Catalog, rows: list[Observation], q: Question,
     chosen = layouts[: q.top]
     measured = [r for r in throughput_rows(family_rows) if r.gpu == gpu]
     for lay in chosen:
-        near = sorted(measured, key=lambda r: (_distance(r, lay.plan, seq, q.precision), r.id))[:NEAREST]
+        near = sorted(measured, key=lambda r: (_distance(r, lay.plan, seq, q.precision, q.training), r.id))[:NEAREST]
         for r in near:
             own = speed.predict(r.shape, r.plan, r.gpu, catalog.gpus[r.gpu].peak_flops.bf16, r.per_node,
                                 framework_family(r.framework))[0]
@@ -293,12 +295,12 @@ def describe_basis(memory: MemoryModel, speed: ThroughputModel, gpu: str, family
     gpu_rows = speed.rows_by_gpu.get(gpu, 0)
     families = ", ".join(f"{f} {n}" for f, n in sorted(speed.families_by_gpu.get(gpu, {}).items(),
                                                          key=lambda kv: -kv[1]))
-    lo, hi = speed.range(gpu)
+    lo, hi = speed.range(gpu, family)
     return (f"{PREDICTED}, not measured. Memory: the formulas of generator/advise/memory.py (weights, gradients, "
             f"optimizer state under its ZeRO sharding, activations per Korthikanti et al. for the recompute, sequence "
             f"and context parallelism and pipeline schedule, logits) scaled by a fit on {memory.rows} rows stating "
             f"peak memory ({', '.join(memory.sources)}): {c[0]:.2f} GB buffers + {c[1]:.2f} x states + {c[2]:.2f} x "
-            f"activations + {c[3]:.2f} x logits; range: the fit's 10th-90th percentile ({memory.low:.2f}-"
+            f"kept activations + {c[3]:.2f} x one layer's working activations + {c[4]:.2f} x logits; range: the fit's 10th-90th percentile ({memory.low:.2f}-"
             f"{memory.high:.2f} x); fits: peak <= {memory.threshold:.2f} x the card's {card_gb:g} GB (the threshold "
             f"that classifies most of {memory.classified} worked and failed playbook layouts). Tokens/s: step-time "
             f"terms of generator/advise/throughput.py weighted by non-negative least squares on {gpu_rows} {gpu} rows "

@@ -202,7 +202,9 @@ class Breakdown:
     weights: float
     grads: float
     optimizer: float
-    activations: float
+    activations: float  # kept for the backward pass: every in-flight micro-batch's layers
+    working: float  # one layer's full activations for one micro-batch: what its backward (and, under full
+    #                 recompute, its recomputed forward) holds at once beside the kept ones
     logits: float
 
     @property
@@ -211,7 +213,7 @@ class Breakdown:
 
     @property
     def total(self) -> float:
-        return self.states + self.activations + self.logits
+        return self.states + self.activations + self.working + self.logits
 
 
 def stage_breakdown(shape: Shape, plan: Plan, stage: int) -> Breakdown:
@@ -240,13 +242,13 @@ def stage_breakdown(shape: Shape, plan: Plan, stage: int) -> Breakdown:
     full = layer_activation_bytes(arch, tokens, plan.tp, plan.sequence_parallel)
     if plan.recompute == "full":
         kept = layer_input_bytes(arch, tokens, plan.tp, plan.sequence_parallel)
-        activations = layers * kept * inflight_microbatches(plan, stage) + full
+        activations = layers * kept * inflight_microbatches(plan, stage)
     else:
         activations = layers * full * inflight_microbatches(plan, stage)
     logits = 0.0
     if stage == plan.pp - 1:
         logits = tokens * arch.vocab_size / plan.tp * LOGIT_BYTES
-    return Breakdown(stage, weights, grads, optimizer, activations, logits)
+    return Breakdown(stage, weights, grads, optimizer, activations, full, logits)
 
 
 def breakdowns(shape: Shape, plan: Plan) -> list[Breakdown]:

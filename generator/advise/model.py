@@ -2,9 +2,9 @@
 formula terms of generator/advise/memory.py and generator/advise/throughput.py, the weights fitted on the registry's
 rows with scipy (least_squares, nnls). A fit is data (numbers and the rows it saw), never code.
 
-Memory: stated peak (GB of 2**30 bytes) = c0 + c1 x states + c2 x activations + c3 x logits, least squares on the
-log of predicted / stated with a soft-L1 loss (a few rows far off do not pull the rest), every c >= 0. c1 = c2 =
-c3 = 1 and c0 = 0 would be the formulas exactly; what the fit finds says how far each formula is from what the
+Memory: stated peak (GB of 2**30 bytes) = c0 + c1 x states + c2 x activations + c3 x working + c4 x logits, least
+squares on the log of predicted / stated with a soft-L1 loss (a few rows far off do not pull the rest), every
+c >= 0. c1 = c2 = c4 = 1 (and c0 = 0, c3 = 1) would be the formulas exactly; what the fit finds says how far each formula is from what the
 frameworks allocate. A layout fits when its predicted peak (the larger of the first and last pipeline stage) is at
 most a fraction of the card's memory, the fraction chosen on the rows of the publications that state both worked
 and failed layouts (the Ultra-Scale Playbook's) as the one that classifies most of them right.
@@ -16,8 +16,8 @@ so that a run that was slow for reasons no layout explains does not set the weig
 (the pooled fit), then on each GPU type's own rows with a ridge pull towards the pooled weights (PRIOR_ROWS rows'
 worth), so a type with few rows borrows the rest and a type with many is its own.
 
-Ranges: the 10th and 90th percentile of stated / predicted over the rows the fit saw (for throughput, that GPU
-type's rows where it has at least RANGE_MIN_ROWS, else every row).
+Ranges: the 10th and 90th percentile of stated / predicted over the rows the fit saw (for throughput, the GPU type's
+rows of the framework family where there are at least RANGE_MIN_ROWS, else the GPU type's, else every row).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from generator.advise.memory import GIB, Breakdown, Plan, Shape, breakdowns
 from generator.advise.observations import FAILED, FIRST_STAGE, WORKED, Observation
 from generator.catalog import Catalog
 
-MEMORY_TERMS = ("buffers", "states", "activations", "logits")
+MEMORY_TERMS = ("buffers", "states", "activations", "working", "logits")
 RANGE_QUANTILES = (10, 90)
 THRESHOLD_GRID = tuple(round(0.70 + 0.01 * i, 2) for i in range(41))  # 0.70 ... 1.10 of the card's memory
 PRIOR_ROWS = 10.0
@@ -59,7 +59,7 @@ def framework_family(framework: str) -> str:
 
 
 def _memory_features(b: Breakdown) -> list[float]:
-    return [1.0, b.states / GIB, b.activations / GIB, b.logits / GIB]
+    return [1.0, b.states / GIB, b.activations / GIB, b.working / GIB, b.logits / GIB]
 
 
 def comparable_breakdown(row: Observation) -> Breakdown:
@@ -76,7 +76,7 @@ class MemoryPrediction:
     low_gb: float
     high_gb: float
     stages: tuple[tuple[int, float], ...]  # (stage, predicted GB)
-    terms_gb: dict[str, float]  # of the peaking stage: buffers, weights, grads, optimizer, activations, logits
+    terms_gb: dict[str, float]  # of the peaking stage: buffers, weights, grads, optimizer, activations, working, logits
 
 
 @dataclass
@@ -103,7 +103,7 @@ class MemoryModel:
         c = self.coef
         terms = {"buffers": float(c[0]), "weights": c[1] * b.weights / GIB, "grads": c[1] * b.grads / GIB,
                  "optimizer": c[1] * b.optimizer / GIB, "activations": c[2] * b.activations / GIB,
-                 "logits": c[3] * b.logits / GIB}
+                 "working": c[3] * b.working / GIB, "logits": c[4] * b.logits / GIB}
         return MemoryPrediction(peak, peak * self.low, peak * self.high, tuple(values),
                                 {k: float(v) for k, v in terms.items()})
 
@@ -159,9 +159,10 @@ COLUMNS = _columns()
 _INDEX = {name: i for i, name in enumerate(COLUMNS)}
 
 
-def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, family: str) -> np.ndarray:
+def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, family: str,
+                  domain: int | None = None) -> np.ndarray:
     vector = np.zeros(len(COLUMNS))
-    for term, value in throughput.terms(shape, plan, peak_bf16, per_node).items():
+    for term, value in throughput.terms(shape, plan, peak_bf16, per_node, domain).items():
         if not value:
             continue
         vector[_INDEX[f"{term}:{family}" if term.startswith("compute_") else term]] = value
@@ -202,15 +203,18 @@ class ThroughputModel:
         coef = self.by_gpu.get(gpu, self.pooled)
         return float(features @ coef)
 
-    def range(self, gpu: str) -> tuple[float, float]:
-        return self.spread.get(gpu, self.spread["*"])
+    def range(self, gpu: str, family: str) -> tuple[float, float]:
+        """Measured / predicted step time, 10th and 90th percentile: of the GPU type's rows of the framework family
+        where there are RANGE_MIN_ROWS of them, else of the GPU type's, else of every row."""
+        return self.spread.get(f"{gpu}:{family}", self.spread.get(gpu, self.spread["*"]))
 
     def predict(self, shape: Shape, plan: Plan, gpu: str, peak_bf16: float, per_node: int,
                 family: str) -> tuple[float, float, float]:
         """tokens/s per GPU: predicted, low, high (the low end from the slow end of the step-time range)."""
-        seconds = self.seconds(step_features(shape, plan, peak_bf16, per_node, family), gpu)
+        domain = throughput.nvlink_domain(gpu, per_node)
+        seconds = self.seconds(step_features(shape, plan, peak_bf16, per_node, family, domain), gpu)
         tps = throughput.tokens_per_s_per_gpu(shape, plan, seconds)
-        low_ratio, high_ratio = self.range(gpu)  # stated seconds / predicted seconds
+        low_ratio, high_ratio = self.range(gpu, family)  # stated seconds / predicted seconds
         return tps, tps / high_ratio, tps / low_ratio
 
 
@@ -226,7 +230,7 @@ def throughput_rows(rows: Iterable[Observation]) -> list[Observation]:
 
 def row_features(row: Observation, catalog: Catalog) -> np.ndarray:
     return step_features(row.shape, row.plan, catalog.gpus[row.gpu].peak_flops.bf16, row.per_node,
-                         framework_family(row.framework))
+                         framework_family(row.framework), throughput.nvlink_domain(row.gpu, row.per_node))
 
 
 def fit_throughput(rows: Sequence[Observation], catalog: Catalog,
@@ -238,22 +242,30 @@ def fit_throughput(rows: Sequence[Observation], catalog: Catalog,
     seconds = np.array([measured_seconds(r) for r in rows])
     pooled = _irls_nnls(matrix, seconds)
     gpus = np.array([r.gpu for r in rows])
+    families = np.array([framework_family(r.framework) for r in rows])
     by_gpu: dict[str, np.ndarray] = {}
-    spread: dict[str, tuple[float, float]] = {}
-    ratios_all = []
+    ratio = np.zeros(len(rows))
     for gpu in sorted(set(gpus)):
         mask = gpus == gpu
         coef = _irls_nnls(matrix[mask], seconds[mask], prior=pooled)
         by_gpu[gpu] = coef
-        ratio = seconds[mask] / np.maximum(matrix[mask] @ coef, 1e-12)
-        ratios_all.append(ratio)
-        if mask.sum() >= RANGE_MIN_ROWS:
-            lo, hi = np.percentile(ratio, RANGE_QUANTILES)
-            spread[gpu] = (float(lo), float(hi))
-    lo, hi = np.percentile(np.concatenate(ratios_all), RANGE_QUANTILES)
-    spread["*"] = (float(lo), float(hi))
-    families: dict[str, dict[str, int]] = {}
-    for r in rows:
-        families.setdefault(r.gpu, Counter())[framework_family(r.framework)] += 1  # type: ignore[index]
-    return ThroughputModel(pooled, by_gpu, spread, dict(Counter(gpus.tolist())),
-                           {g: dict(c) for g, c in families.items()})
+        ratio[mask] = seconds[mask] / np.maximum(matrix[mask] @ coef, 1e-12)
+    spread: dict[str, tuple[float, float]] = {}
+
+    def quantiles(mask: np.ndarray) -> tuple[float, float]:
+        lo, hi = np.percentile(ratio[mask], RANGE_QUANTILES)
+        return float(lo), float(hi)
+
+    spread["*"] = quantiles(np.ones(len(rows), dtype=bool))
+    for gpu in set(gpus):
+        if (gpus == gpu).sum() >= RANGE_MIN_ROWS:
+            spread[gpu] = quantiles(gpus == gpu)
+        for family in set(families[gpus == gpu]):
+            mask = (gpus == gpu) & (families == family)
+            if mask.sum() >= RANGE_MIN_ROWS:
+                spread[f"{gpu}:{family}"] = quantiles(mask)
+    counts: dict[str, dict[str, int]] = {}
+    for gpu, family in zip(gpus.tolist(), families.tolist(), strict=True):
+        counts.setdefault(gpu, {}).setdefault(family, 0)
+        counts[gpu][family] += 1
+    return ThroughputModel(pooled, by_gpu, spread, dict(Counter(gpus.tolist())), counts)

@@ -104,11 +104,13 @@ def validation_text(result: dict[str, object]) -> str:
             cells.append(_fmt(name, metric["by_model"].get(model)))
         lines.append(f"{model:<28} {counts[model]:>5} {cells[0]:>8} {cells[1]:>8} {cells[2]:>9} {cells[3]:>6}")
     misses = [r for r in rows if r["misses"]]
-    kinds: Counter[str] = Counter()
+    kinds: dict[str, Counter[str]] = {}
     for r in misses:
         for m in r["misses"]:
-            kinds[m.split(" off by")[0] if " off by" in m else m] += 1
-    lines += ["", f"Rows that miss a goal: {len(misses)} of {len(rows)}"]
-    for kind, n in kinds.most_common():
-        lines.append(f"  {kind}: {n}")
+            kind = m.split(" off by")[0] + " off by more than the goal" if " off by" in m else m
+            kinds.setdefault(kind, Counter())[r["model"]] += 1
+    lines += ["", f"Rows that miss a goal: {len(misses)} of {len(rows)} held-out rows (a row can miss several)"]
+    for kind, by_model in sorted(kinds.items(), key=lambda kv: -sum(kv[1].values())):
+        detail = ", ".join(f"{model} {n}" for model, n in by_model.most_common())
+        lines.append(f"  {kind}: {sum(by_model.values())} ({detail})")
     return "\n".join(lines)

@@ -33,7 +33,7 @@ BUCKET_BYTES = 25 * 2**20  # DDP's and nanotron's default gradient bucket (25 MB
 PRECISION_FAMILY = {"fp8": "fp8", "fp8-cs": "fp8", "fp8-mx": "fp8", "fp8-ds": "fp8", "nvfp4": "fp4"}
 TERMS = ("compute_bf16", "compute_fp8", "compute_fp4", "bubble", "tp_intra", "tp_inter", "tp_calls_intra",
          "tp_calls_inter", "cp_intra", "cp_inter", "dp_intra", "dp_inter", "pp", "pp_microbatches", "layer_microbatches",
-         "dp_hops", "optimizer", "step", "step_nodes", "step_nodes2")
+         "dp_hops", "elementwise", "loss", "optimizer", "step", "step_nodes", "step_nodes2")
 RECOMPUTE_FACTOR = {"none": 1.0, "selective": 1.0, "full": 8 / 6}
 
 
@@ -46,8 +46,20 @@ def flops_per_token(shape: Shape) -> float:
     return flops * (figures.FROZEN_BASE_FRACTION if shape.lora else 1.0)
 
 
-def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int) -> dict[str, float]:
-    """The step-time terms of one layout (see the module's docstring), by name."""
+# GPUs joined by NVLink beyond a node: a GB200 / GB300 NVL72 rack is one NVLink domain of 72 GPUs (NVIDIA's NVL72
+# pages, the catalog's sources for those GPUs: "72 Blackwell GPUs ... in a single NVLink domain"), though each
+# node (compute tray) holds 4.
+NVLINK_DOMAIN = {"GB200": 72, "GB300": 72}
+
+
+def nvlink_domain(gpu_type: str, per_node: int) -> int:
+    return max(per_node, NVLINK_DOMAIN.get(gpu_type, per_node))
+
+
+def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, domain: int | None = None) -> dict[str, float]:
+    """The step-time terms of one layout (see the module's docstring), by name. `domain`: the GPUs one NVLink
+    reaches (default: a node's)."""
+    domain = per_node if domain is None else domain
     arch = shape.arch
     h = arch.hidden_size
     gpus = plan.gpus
@@ -64,13 +76,13 @@ def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int) -> dict[str
     if plan.tp > 1:
         passes = 12 if plan.recompute == "full" else 8
         tp_bytes = m * layers * passes * tokens * h * 2 * (plan.tp - 1) / plan.tp
-        where = "intra" if plan.tp <= per_node else "inter"
+        where = "intra" if plan.tp <= domain else "inter"
         out["tp_" + where] = tp_bytes / GB
         out["tp_calls_" + where] = m * layers * passes / 1000
     if plan.cp > 1:
         kv = arch.attention[arch.layer_pattern[0]].kv_heads * arch.attention[arch.layer_pattern[0]].head_dim
         cp_bytes = m * layers * 3 * (plan.cp - 1) * 2 * tokens * kv * 2 / plan.tp
-        out["cp_intra" if plan.tp * plan.cp <= per_node else "cp_inter"] = cp_bytes / GB
+        out["cp_intra" if plan.tp * plan.cp <= domain else "cp_inter"] = cp_bytes / GB
 
     params = max(stage_params(arch, plan.pp, s) for s in {0, plan.pp - 1}) / plan.tp
     shard = plan.dp * plan.cp
@@ -80,7 +92,7 @@ def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int) -> dict[str
             grad_bytes += m * 2 * (shard - 1) / shard * params * 2  # gather the weights forward and backward
         if shape.lora:
             grad_bytes = 0.0
-        spans = plan.tp * plan.cp * plan.dp > per_node
+        spans = plan.tp * plan.cp * plan.dp > domain
         out["dp_inter" if spans else "dp_intra"] = grad_bytes / GB
         if spans and not shape.lora:
             # a ring's latency: every bucket of gradients passes d - 1 hops (buckets of BUCKET_BYTES)
@@ -90,6 +102,11 @@ def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int) -> dict[str
         out["pp_microbatches"] = m * plan.vpp
 
     out["layer_microbatches"] = m * layers / 1000
+    # Memory-bound work beside the matrix products (norms, rotary, the FFN's activation, residual adds): bytes of
+    # the layer's h- and f-wide activations read and written, per token; and the loss's pass over the logits.
+    width = (arch.hidden_size + arch.ffn_hidden_size) / plan.tp
+    out["elementwise"] = m * layers * tokens * width * 2 / GB
+    out["loss"] = m * tokens * arch.vocab_size / plan.tp * 4 / GB
     state = 0.0 if shape.lora else 16 * params / (shard if plan.zero >= 1 else 1)
     out["optimizer"] = state / GB
     out["step"] = 1.0
