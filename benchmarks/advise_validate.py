@@ -2,9 +2,10 @@
 out over every model with at least 20 dense rows, with the time the validation took.
 
     python benchmarks/advise_validate.py            # prints the table
-    python benchmarks/advise_validate.py --write    # also writes benchmarks/results/advise_validate.txt
+    python benchmarks/advise_validate.py --write    # also writes benchmarks/results/advise_validate.txt and the
+                                                    # methodology page's tables (generator/site/templates/advise.md.j2)
 
-The committed output is what the methodology page's figures are checked against (tests/advise/test_validate.py).
+tests/advise/test_advise_validate.py checks that both committed copies are what a fresh run gives.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from generator.advise.observations import load  # noqa: E402
 from generator.advise.validate import validate  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "advise_validate.txt"
+PAGE = ROOT / "generator" / "site" / "templates" / "advise.md.j2"
+BEGIN = "{# validation tables: written by benchmarks/advise_validate.py --write #}\n"
+END = "\n{# /validation tables #}"
+
+
+def write_page_tables(markdown: str) -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    PAGE.write_text(text[:start] + markdown + text[end:], encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text, end="")
     if args.write:
         RESULT.write_text(text, encoding="utf-8")
-        print(f"wrote {RESULT.relative_to(ROOT)}", file=sys.stderr)
+        write_page_tables(report.validation_markdown(result))
+        print(f"wrote {RESULT.relative_to(ROOT)} and the tables of {PAGE.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 

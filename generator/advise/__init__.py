@@ -47,9 +47,9 @@ def _positive_float(text: str) -> float:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     from generator.advise import report
-    from generator.advise.advisor import Question, Refusal, answer
+    from generator.advise.advisor import Question, Refusal, answer, precheck
     from generator.advise.observations import load
-    from generator.registry import RootNotFound, working_root
+    from generator.registry import RootNotFound, load_catalog, working_root
 
     try:
         root = working_root("advise")
@@ -78,11 +78,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: advise needs {', '.join(missing)} (or --validate)", file=sys.stderr)
         return 2
-    registry, rows = load(root)
     question = Question(model=args.model, gpu=args.gpu, gpus=args.gpus, seq=args.seq, precision=args.precision,
                         training=args.training, tokens=args.tokens, price=args.price,
                         global_batch=args.global_batch, framework=args.framework, top=args.top)
     try:
+        precheck(root, load_catalog(root), question)  # what the catalogs alone refuse, before reading recipes
+        registry, rows = load(root)
         result = answer(root, registry.catalog, rows, question)
     except Refusal as exc:
         print(str(exc), file=sys.stderr)
@@ -92,7 +93,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from generator.advise.model import FAMILIES
+    from generator.advise.observations import FAMILIES
     from generator.models import Precision, Training
 
     p = sub.add_parser("advise", help="rank layouts for a model on N GPUs by predicted memory and tokens/s "

@@ -116,11 +116,25 @@ def resolve_model(root: Path, catalog: Catalog, name: str) -> tuple[str, Archite
     return model, arch
 
 
-def resolve_gpu(root: Path, catalog: Catalog, name: str, rows: list[Observation]) -> str:
+def gpu_type(catalog: Catalog, name: str) -> str:
     by_lower = {g.lower(): g for g in catalog.gpus}
     gpu = by_lower.get(name.lower())
     if gpu is None:
         raise Refusal(f"catalog/gpus.yaml: {name}: no GPU type of this name (known: {', '.join(sorted(catalog.gpus))})")
+    return gpu
+
+
+def precheck(root: Path, catalog: Catalog, q: Question) -> None:
+    """The refusals the catalogs alone decide (no such card, not a dense model, no such GPU type), before the
+    recipes are read."""
+    if q.gpus < 1:
+        raise Refusal(f"--gpus: {q.gpus}: must be at least 1")
+    resolve_model(root, catalog, q.model)
+    gpu_type(catalog, q.gpu)
+
+
+def resolve_gpu(root: Path, catalog: Catalog, name: str, rows: list[Observation]) -> str:
+    gpu = gpu_type(catalog, name)
     count = sum(1 for r in throughput_rows(rows) if r.gpu == gpu)
     if count < MIN_GPU_ROWS:
         raise Refusal(f"catalog/gpus.yaml:{_key_line(root / 'catalog' / 'gpus.yaml', gpu)}: {gpu}: {count} dense "
@@ -142,10 +156,11 @@ def _tp_ok(arch: Architecture, tp: int) -> bool:
 
 
 def candidate_plans(arch: Architecture, gpus: int, tp_limit: int, seq: int, global_batch: int) -> list[Plan]:
-    """Every layout of TP (up to tp_limit: within NVLink, at most 8; dividing the query and key-value heads), PP (dividing the layers), VPP
-    (interleaving, where the layers split evenly and the micro-batches fill the stages), CP (where each rank keeps
-    at least CP_MIN_TOKENS of a sequence), DP (the rest), ZeRO-1 (Megatron's distributed optimizer) or FSDP
-    (ZeRO-3, without pipelining), no or full recompute, and the micro-batch sizes that divide the batch."""
+    """Every layout of TP (up to tp_limit: within NVLink, at most 8; dividing the query and key-value heads), PP
+    (dividing the layers), VPP (interleaving, where the layers split evenly and the micro-batches fill the stages),
+    CP (where each rank keeps at least CP_MIN_TOKENS of a sequence), DP (the rest), ZeRO-1 (Megatron's distributed
+    optimizer) or FSDP (ZeRO-3, without pipelining), no or full recompute, and the micro-batch sizes that divide the
+    batch."""
     plans = []
     for tp in _powers(min(tp_limit, gpus)):
         if not _tp_ok(arch, tp):
@@ -231,8 +246,7 @@ def per_node_of(catalog: Catalog, gpu: str, gpus: int, rows: list[Observation]) 
 
 def answer(root: Path, catalog: Catalog, rows: list[Observation], q: Question,
            memory: MemoryModel | None = None, speed: ThroughputModel | None = None) -> Answer:
-    if q.gpus < 1:
-        raise Refusal(f"--gpus: {q.gpus}: must be at least 1")
+    precheck(root, catalog, q)
     model, arch = resolve_model(root, catalog, q.model)
     gpu = resolve_gpu(root, catalog, q.gpu, rows)
     key = architecture_key(arch)
@@ -300,8 +314,9 @@ def describe_basis(memory: MemoryModel, speed: ThroughputModel, gpu: str, family
             f"optimizer state under its ZeRO sharding, activations per Korthikanti et al. for the recompute, sequence "
             f"and context parallelism and pipeline schedule, logits) scaled by a fit on {memory.rows} rows stating "
             f"peak memory ({', '.join(memory.sources)}): {c[0]:.2f} GB buffers + {c[1]:.2f} x states + {c[2]:.2f} x "
-            f"kept activations + {c[3]:.2f} x one layer's working activations + {c[4]:.2f} x logits; range: the fit's 10th-90th percentile ({memory.low:.2f}-"
-            f"{memory.high:.2f} x); fits: peak <= {memory.threshold:.2f} x the card's {card_gb:g} GB (the threshold "
+            f"kept activations + {c[3]:.2f} x one layer's working activations + {c[4]:.2f} x logits; range: the fit's "
+            f"10th-90th percentile ({memory.low:.2f}-{memory.high:.2f} x); fits: peak <= {memory.threshold:.2f} x "
+            f"the card's {card_gb:g} GB (the threshold "
             f"that classifies most of {memory.classified} worked and failed playbook layouts). Tokens/s: step-time "
             f"terms of generator/advise/throughput.py weighted by non-negative least squares on {gpu_rows} {gpu} rows "
             f"({families}) pulled towards the fit over every GPU type; compute efficiency of the {family} family "

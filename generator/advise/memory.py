@@ -151,7 +151,8 @@ def stage_params(arch: Architecture, pp: int, stage: int) -> int:
 def layer_activation_bytes(arch: Architecture, tokens: int, tp: int, sequence_parallel: bool) -> float:
     """Bytes one decoder layer keeps for its backward pass, for `tokens` tokens of a micro-batch on this rank
     (micro-batch x sequence / CP): Korthikanti et al.'s count (34 s b h for a GPT layer: 10 s b h held by every TP
-    rank, 24 s b h split by TP) written for a pre-norm, gated-FFN, grouped-query layer with flash attention:
+    rank, 24 s b h split by TP; 32 s b h without its two dropout masks) written for a pre-norm, gated-FFN,
+    grouped-query layer with flash attention:
 
     - held by every rank unless sequence parallel splits them: the inputs of the two norms and of the two column-
       parallel linears (QKV, FFN up): 4 x 2h
@@ -229,14 +230,14 @@ def stage_breakdown(shape: Shape, plan: Plan, stage: int) -> Breakdown:
     if plan.zero == 2:
         grads /= shard
     if plan.zero >= 3:
-        # Gathered for use: two layers at a time (the one computing, the next prefetched); under pipeline
-        # parallelism the stage's every layer, with its gradients, stays gathered across the micro-batches
+        # Gathered for use: two layers at a time (the one computing, the next prefetched), with their gradients;
+        # under pipeline parallelism the stage's every layer stays gathered across the micro-batches
         # (torchtitan turns reshard_after_forward off with PP, so as not to gather once per micro-batch).
         gathered = layer_params(arch) / plan.tp * (stage_layers(arch, plan.pp, stage) if plan.pp > 1
                                                    else FSDP_GATHERED_LAYERS)
         weights = weights / shard + gathered * weight_bytes
-        if not shape.lora:
-            grads = grads / shard if plan.pp == 1 else grads / shard + gathered * GRAD_BYTES
+        if not shape.lora:  # sharded, but the gathered layers' gradients exist whole until reduce-scattered
+            grads = grads / shard + gathered * GRAD_BYTES
     tokens = plan.micro_batch * math.ceil(shape.seq / plan.cp)
     layers = stage_layers(arch, plan.pp, stage)
     full = layer_activation_bytes(arch, tokens, plan.tp, plan.sequence_parallel)

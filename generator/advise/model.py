@@ -4,8 +4,8 @@ rows with scipy (least_squares, nnls). A fit is data (numbers and the rows it sa
 
 Memory: stated peak (GB of 2**30 bytes) = c0 + c1 x states + c2 x activations + c3 x working + c4 x logits, least
 squares on the log of predicted / stated with a soft-L1 loss (a few rows far off do not pull the rest), every
-c >= 0. c1 = c2 = c4 = 1 (and c0 = 0, c3 = 1) would be the formulas exactly; what the fit finds says how far each formula is from what the
-frameworks allocate. A layout fits when its predicted peak (the larger of the first and last pipeline stage) is at
+c >= 0. c0 = 0 and the other c's 1 would be the formulas exactly; what the fit finds says how far each formula is
+from what the frameworks allocate. A layout fits when its predicted peak (the larger of the first and last pipeline stage) is at
 most a fraction of the card's memory, the fraction chosen on the rows of the publications that state both worked
 and failed layouts (the Ultra-Scale Playbook's) as the one that classifies most of them right.
 
@@ -31,7 +31,7 @@ from scipy.optimize import least_squares, nnls
 
 from generator.advise import throughput
 from generator.advise.memory import GIB, Breakdown, Plan, Shape, breakdowns
-from generator.advise.observations import FAILED, FIRST_STAGE, WORKED, Observation
+from generator.advise.observations import FAILED, FAMILIES, FIRST_STAGE, WORKED, Observation, framework_family
 from generator.catalog import Catalog
 
 MEMORY_TERMS = ("buffers", "states", "activations", "working", "logits")
@@ -40,20 +40,9 @@ THRESHOLD_GRID = tuple(round(0.70 + 0.01 * i, 2) for i in range(41))  # 0.70 ...
 PRIOR_ROWS = 10.0
 RANGE_MIN_ROWS = 20
 IRLS_ITERATIONS = 12
-HUBER_K = 2.0  # residuals beyond HUBER_K x the scaled median absolute deviation are down-weighted
+HUBER_K = 0.5  # residuals beyond HUBER_K x the scaled median absolute deviation are down-weighted (0.5 chosen among
+#                0.5, 1, 2 and 4 on the leave-one-model-out validation: a choice made once, not fitted per fold)
 MIN_GPU_ROWS = 3  # a GPU type with fewer dense steady-state rows gets a refusal, not a prediction
-
-# Framework families: one compute efficiency each (what a framework's kernels and overlap make of the peak).
-FAMILIES = ("megatron", "nanotron", "llm-foundry", "torchtitan", "other")
-_MEGATRON_NAMES = ("megatron", "nemo", "nvidia", "ngc", "miles", "slime")
-
-
-def framework_family(framework: str) -> str:
-    name = framework.lower()
-    if name.startswith(_MEGATRON_NAMES):
-        return "megatron"
-    return name if name in FAMILIES else "other"
-
 
 # --- memory -------------------------------------------------------------------------------------------------------
 
@@ -170,9 +159,10 @@ def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, fam
 
 
 def _irls_nnls(features: np.ndarray, seconds: np.ndarray, prior: np.ndarray | None = None,
-               prior_rows: float = PRIOR_ROWS) -> np.ndarray:
+               prior_rows: float | None = None) -> np.ndarray:
     """Non-negative weights minimising the (reweighted) relative error of features @ w against seconds, with an
     optional ridge pull towards `prior` (each weight's pull scaled by the prior weight itself)."""
+    prior_rows = PRIOR_ROWS if prior_rows is None else prior_rows
     relative = features / seconds[:, None]
     weights = np.ones(len(seconds))
     coef = np.zeros(features.shape[1])
@@ -241,8 +231,8 @@ def fit_throughput(rows: Sequence[Observation], catalog: Catalog,
     matrix = np.array([features[r.id] if features is not None else row_features(r, catalog) for r in rows])
     seconds = np.array([measured_seconds(r) for r in rows])
     pooled = _irls_nnls(matrix, seconds)
-    gpus = np.array([r.gpu for r in rows])
-    families = np.array([framework_family(r.framework) for r in rows])
+    gpus = np.array([r.gpu for r in rows], dtype=object)
+    families = np.array([framework_family(r.framework) for r in rows], dtype=object)
     by_gpu: dict[str, np.ndarray] = {}
     ratio = np.zeros(len(rows))
     for gpu in sorted(set(gpus)):
@@ -257,10 +247,10 @@ def fit_throughput(rows: Sequence[Observation], catalog: Catalog,
         return float(lo), float(hi)
 
     spread["*"] = quantiles(np.ones(len(rows), dtype=bool))
-    for gpu in set(gpus):
+    for gpu in sorted(set(gpus)):
         if (gpus == gpu).sum() >= RANGE_MIN_ROWS:
             spread[gpu] = quantiles(gpus == gpu)
-        for family in set(families[gpus == gpu]):
+        for family in sorted(set(families[gpus == gpu])):
             mask = (gpus == gpu) & (families == family)
             if mask.sum() >= RANGE_MIN_ROWS:
                 spread[f"{gpu}:{family}"] = quantiles(mask)

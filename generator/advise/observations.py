@@ -33,6 +33,17 @@ _TORCHTITAN_MEMORY = re.compile(r"memory (?P<gb>[0-9]+(?:\.[0-9]+)?) GiB \(the m
 _ZERO = re.compile(r"\bZeRO-(?P<stage>[0-3])\b")
 # Frameworks that run Megatron's distributed optimizer by default (optimizer state sharded over DP: ZeRO-1).
 _MEGATRON = ("megatron", "nemo", "miles", "slime")
+# Framework families: the step-time model fits one compute efficiency each (what a framework's kernels and overlap
+# make of the peak). Megatron's: Megatron-LM, Megatron-Bridge, NeMo, NVIDIA's MLPerf and NGC submissions.
+FAMILIES = ("megatron", "nanotron", "llm-foundry", "torchtitan", "other")
+_MEGATRON_NAMES = ("megatron", "nemo", "nvidia", "ngc", "miles", "slime")
+
+
+def framework_family(framework: str) -> str:
+    name = framework.lower()
+    if name.startswith(_MEGATRON_NAMES):
+        return "megatron"
+    return name if name in FAMILIES else "other"
 
 
 @dataclass(frozen=True)

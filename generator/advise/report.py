@@ -114,3 +114,26 @@ def validation_text(result: dict[str, object]) -> str:
         detail = ", ".join(f"{model} {n}" for model, n in by_model.most_common())
         lines.append(f"  {kind}: {sum(by_model.values())} ({detail})")
     return "\n".join(lines)
+
+
+def validation_markdown(result: dict[str, object]) -> str:
+    """The validation's two tables (goals, then each held-out model) as Markdown, for the methodology page."""
+    rows = result["rows"]
+    assert isinstance(rows, list)
+    lines = ["| Goal (leave one model out) | Target | Result | Rows or groups | Met |", "| --- | --- | --- | --- | --- |"]
+    for name, label, sense in METRICS:
+        metric = result[name]
+        assert isinstance(metric, dict)
+        met = {True: "yes", False: "no", None: "-"}[metric["met"]]
+        lines.append(f"| {label} | {sense} {_fmt(name, GOALS[name])} | {_fmt(name, metric['value'])} | "
+                     f"{metric['n']:,} | {met} |")
+    lines += ["", "| Held-out model | Rows | Fit/OOM | Memory | Tokens/s | Rank |", "| --- | --- | --- | --- | --- | --- |"]
+    counts = Counter(r["model"] for r in rows)
+    for model in sorted(counts):
+        cells = []
+        for name, _, _ in METRICS:
+            metric = result[name]
+            assert isinstance(metric, dict)
+            cells.append(_fmt(name, metric["by_model"].get(model)))
+        lines.append(f"| {model} | {counts[model]:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
