@@ -260,6 +260,13 @@ def answer(root: Path, catalog: Catalog, rows: list[Observation], q: Question,
         family, family_why = default_family(rows, gpu, key)
     memory = memory or fit_memory(rows)
     speed = speed or fit_throughput(rows, catalog)
+    usable = speed.family_for(q.precision, family)
+    if usable is None:
+        raise Refusal(f"--precision {q.precision}: no registry row trains at this precision's family, nothing to "
+                      "calibrate its compute efficiency on")
+    if usable != family:
+        family_why += f"; no {family} row at {q.precision}: the {usable} family's efficiency at it"
+        family = usable
     spec = catalog.gpus[gpu]
     per_node = per_node_of(catalog, gpu, q.gpus, rows)
     shape = Shape(arch, seq, q.precision, q.training)

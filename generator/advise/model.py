@@ -10,8 +10,9 @@ most a fraction of the card's memory, the fraction chosen on the rows of the pub
 and failed layouts (the Ultra-Scale Playbook's) as the one that classifies most of them right.
 
 Step time: the measured step time (the step's tokens / (tokens/s per GPU x GPUs)) = sum of weights x terms, one
-compute weight per precision family and framework family (an efficiency), every other weight shared; non-negative
-least squares on the relative error, iteratively reweighted (Huber-like, in units of the median absolute deviation)
+compute weight per precision family and framework family (an efficiency: never below the precision's own peak,
+COMPUTE_FLOOR), every other weight shared and non-negative; non-negative least squares (scipy's nnls, on the
+weights less their floors) on the relative error, iteratively reweighted (Huber-like, in units of the median absolute deviation)
 so that a run that was slow for reasons no layout explains does not set the weights. Fitted once over every GPU type
 (the pooled fit), then on each GPU type's own rows with a ridge pull towards the pooled weights (PRIOR_ROWS rows'
 worth), so a type with few rows borrows the rest and a type with many is its own.
@@ -158,14 +159,29 @@ def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, fam
     return vector
 
 
+# A compute weight is seconds per (FLOPs / BF16 peak): never below the time at the precision's own dense peak (no
+# run beats its peak). FP8's peak is 2x BF16's on every GPU of the catalog; FP4's 4x (B200, GB200) to 6x (B300).
+COMPUTE_FLOOR = {"bf16": 1.0, "fp8": 0.5, "fp4": 1 / 6}
+
+
+def _lower_bounds() -> np.ndarray:
+    bounds = np.zeros(len(COLUMNS))
+    for i, name in enumerate(COLUMNS):
+        if name.startswith("compute_"):
+            bounds[i] = COMPUTE_FLOOR[name.split(":")[0][len("compute_"):]]
+    return bounds
+
+
 def _irls_nnls(features: np.ndarray, seconds: np.ndarray, prior: np.ndarray | None = None,
                prior_rows: float | None = None) -> np.ndarray:
-    """Non-negative weights minimising the (reweighted) relative error of features @ w against seconds, with an
-    optional ridge pull towards `prior` (each weight's pull scaled by the prior weight itself)."""
+    """Weights (each at least its floor: 0, or a compute weight's COMPUTE_FLOOR) minimising the (reweighted)
+    relative error of features @ w against seconds, with an optional ridge pull towards `prior` (each weight's pull
+    scaled by the prior weight itself); scipy's nnls on the weights less their floors."""
     prior_rows = PRIOR_ROWS if prior_rows is None else prior_rows
+    lower = _lower_bounds()
     relative = features / seconds[:, None]
     weights = np.ones(len(seconds))
-    coef = np.zeros(features.shape[1])
+    coef = lower.copy()
     for _ in range(IRLS_ITERATIONS):
         a, b = relative * weights[:, None], weights.copy()
         if prior is not None:
@@ -173,7 +189,9 @@ def _irls_nnls(features: np.ndarray, seconds: np.ndarray, prior: np.ndarray | No
             pull = np.sqrt(prior_rows) * np.diag(1.0 / scale)
             a = np.vstack([a, pull])
             b = np.concatenate([b, np.sqrt(prior_rows) * prior / scale])
-        coef, _ = nnls(a, b, maxiter=50 * features.shape[1])
+        # w = floor + u with u >= 0: non-negative least squares on the shifted problem
+        shift, _ = nnls(a, b - a @ lower, maxiter=50 * features.shape[1])
+        coef = lower + shift
         residual = relative @ coef - 1.0
         mad = 1.4826 * float(np.median(np.abs(residual))) + 1e-9
         k = HUBER_K * mad
@@ -188,6 +206,16 @@ class ThroughputModel:
     spread: dict[str, tuple[float, float]]  # GPU type (or "*") -> stated / predicted quantiles
     rows_by_gpu: dict[str, int]
     families_by_gpu: dict[str, dict[str, int]] = field(default_factory=dict)
+    compute_rows: dict[str, int] = field(default_factory=dict)  # compute column -> rows the fit saw in it
+
+    def family_for(self, precision: str, family: str) -> str | None:
+        """`family` where the fit saw rows of its compute column at this precision, else the family with most rows
+        at this precision (None: no row at this precision at all: nothing to calibrate its efficiency on)."""
+        prefix = "compute_" + throughput.PRECISION_FAMILY.get(precision, "bf16") + ":"
+        if self.compute_rows.get(prefix + family, 0):
+            return family
+        seen = [(n, column[len(prefix):]) for column, n in self.compute_rows.items() if column.startswith(prefix) and n]
+        return max(seen)[1] if seen else None
 
     def seconds(self, features: np.ndarray, gpu: str) -> float:
         coef = self.by_gpu.get(gpu, self.pooled)
@@ -258,4 +286,6 @@ def fit_throughput(rows: Sequence[Observation], catalog: Catalog,
     for gpu, family in zip(gpus.tolist(), families.tolist(), strict=True):
         counts.setdefault(gpu, {}).setdefault(family, 0)
         counts[gpu][family] += 1
-    return ThroughputModel(pooled, by_gpu, spread, dict(Counter(gpus.tolist())), counts)
+    compute_rows = {name: int(np.count_nonzero(matrix[:, i])) for i, name in enumerate(COLUMNS)
+                    if name.startswith("compute_")}
+    return ThroughputModel(pooled, by_gpu, spread, dict(Counter(gpus.tolist())), counts, compute_rows)
