@@ -2,12 +2,12 @@
 (tokens/s per GPU, peak memory per GPU, or that it crashed / ran out of memory).
 
 Recipes come from generator.registry (every recipe under recipes/), failed layouts from generator.failed
-(failed/*.yaml). Peak memory per GPU is read from `result.peak_memory` where the recipe format has that field (GB,
-allocated or reserved); until then from the two sources that state it in their text: the Ultra-Scale Playbook's
-sweep ("peak GPU memory X GB" in the layout summary the importer writes: nanotron's figure, logged by world rank 0,
-the first pipeline stage, in units of 2**30 bytes) and torchtitan's benchmarks ("memory X GiB (the maximum over
-GPUs)" in the notes). A failed layout's stated memory (figures the playbook states for a run it marks as
-crashed) is read from `stated.memory_gb`.
+(failed/*.yaml). Peak memory per GPU is read from `result.peak_memory` where a recipe has that field
+(reserved_gib, else allocated_gib: the largest over ranks, 2**30 bytes); else from the two sources that state it in
+their text: the Ultra-Scale Playbook's sweep ("peak GPU memory X GB" in the layout summary the importer writes:
+nanotron's figure, logged by world rank 0, the first pipeline stage, in units of 2**30 bytes) and torchtitan's
+benchmarks ("memory X GiB (the maximum over GPUs)" in the notes). A failed layout's stated memory (figures the
+playbook states for a run it marks as crashed) is read from `stated.memory_gb`.
 """
 
 from __future__ import annotations
@@ -93,9 +93,12 @@ def _zero(recipe: Recipe, framework: str) -> int:
 
 def recipe_memory(recipe: Recipe) -> tuple[float | None, str | None]:
     """A recipe's stated peak memory per GPU (2**30 bytes) and where it was measured, or (None, None)."""
-    field = getattr(recipe.result, "peak_memory", None)  # the recipe format's own field, once it has one
+    # The recipe format's own field (result.peak_memory: allocated_gib, reserved_gib, the largest over ranks), read
+    # through getattr so that this module runs on a recipe model with or without it. Reserved first: what the card
+    # must hold.
+    field = getattr(recipe.result, "peak_memory", None)
     if field is not None:
-        value = getattr(field, "reserved_gb", None) or getattr(field, "allocated_gb", None)
+        value = getattr(field, "reserved_gib", None) or getattr(field, "allocated_gib", None)
         if value:
             return float(value), MAX_OVER_GPUS
     match = _PLAYBOOK_MEMORY.search(recipe.layout.summary)

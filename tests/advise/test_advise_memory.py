@@ -111,3 +111,24 @@ def test_fsdp_shards_every_state(llama3_8b: Architecture) -> None:
     assert b.optimizer == pytest.approx(12 * n / 8)
     lora = stage_breakdown(Shape(llama3_8b, 8192, training="lora"), PLAN, 0)
     assert lora.grads == 0 and lora.optimizer == 0
+
+
+def test_stated_peak_memory_is_read_from_the_field_first() -> None:
+    """result.peak_memory (reserved, else allocated; the largest over ranks) where a recipe has it; else the
+    playbook's summary (rank 0: the first stage) or torchtitan's notes (the largest over GPUs)."""
+    from types import SimpleNamespace
+
+    from generator.advise.observations import FIRST_STAGE, MAX_OVER_GPUS, recipe_memory
+
+    def recipe(peak: object = None, summary: str = "", notes: str | None = None) -> object:
+        return SimpleNamespace(result=SimpleNamespace(peak_memory=peak), layout=SimpleNamespace(summary=summary),
+                               notes=notes)
+
+    both = SimpleNamespace(allocated_gib=61.0, reserved_gib=66.5)
+    assert recipe_memory(recipe(both, "peak GPU memory 5.1 GB")) == (66.5, MAX_OVER_GPUS)  # type: ignore[arg-type]
+    allocated = SimpleNamespace(allocated_gib=61.0, reserved_gib=None)
+    assert recipe_memory(recipe(allocated)) == (61.0, MAX_OVER_GPUS)  # type: ignore[arg-type]
+    assert recipe_memory(recipe(None, "TP16 PP8; peak GPU memory 5.1 GB; as published.")) == (5.1, FIRST_STAGE)  # type: ignore[arg-type]
+    assert recipe_memory(recipe(None, "", "TPS/GPU, memory 84.5 GiB (the maximum over GPUs).")) == (  # type: ignore[arg-type]
+        84.5, MAX_OVER_GPUS)
+    assert recipe_memory(recipe()) == (None, None)  # type: ignore[arg-type]
