@@ -1,4 +1,4 @@
-"""python -m generator VERB: check, schema (and the site's export, new; the importer's import)."""
+"""python -m generator VERB: check, schema (and the site's export, new; the importer's import; the advisor's advise)."""
 
 from __future__ import annotations
 
@@ -114,9 +114,9 @@ def _add_module_verbs(sub: argparse._SubParsersAction) -> None:
     """Verbs whose modules add their own parsers (the site's export, new, the importers). They are part of the
     package and need nothing beyond its dependencies, so a failing import is a bug: it fails with its traceback
     rather than taking the verb out of --help."""
-    from generator import export, importers, new
+    from generator import advise, export, importers, new
 
-    for module in (export, new, importers):
+    for module in (export, new, importers, advise):
         module.add_parser(sub)
 
 

@@ -60,7 +60,7 @@ def test_an_importer_with_a_broken_shared_import_fails_with_its_traceback(tmp_pa
 def test_the_generator_lists_every_verb() -> None:
     done = run(ROOT, "-m", "generator", "--help")
     assert done.returncode == 0, done.stderr
-    for verb in ("check", "schema", "export", "new", "import"):
+    for verb in ("check", "schema", "export", "new", "import", "advise"):
         assert verb in done.stdout
 
 
