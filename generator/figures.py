@@ -125,6 +125,10 @@ def median_index(values: Sequence[float]) -> int:
     return order[(len(order) - 1) // 2]
 
 
+# A time-to-train recipe's score (olympic_mean of its run times, in ms) is stated to this many decimals (0.1 ms).
+TIME_TO_TRAIN_SCORE_DECIMALS = 1
+
+
 def olympic_mean(values: Sequence[float]) -> float | None:
     """MLPerf Training's score over N runs: the mean without the fastest and the slowest (training_rules.adoc,
     'Benchmark results'); None for fewer than 3 runs."""

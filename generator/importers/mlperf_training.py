@@ -843,7 +843,8 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     recipe["result"]["time_to_train"] = {
         "runs_ms": runs_ms, "samples": samples, "median_ms": float(median.run_ms),  # type: ignore[arg-type]
-        "score_ms": round(score, 1) if score is not None else None, "evaluation_included": True,
+        "score_ms": round(score, figures.TIME_TO_TRAIN_SCORE_DECIMALS) if score is not None else None,
+        "evaluation_included": True,
         "failed_runs": len(row.failed)}
     inferred = _inferred(row, accumulation, card.architecture.layers if card.architecture else None, vpp)
     if inferred:
