@@ -20,15 +20,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-)
+from generator.importers.base import Document, Parsed, Skip, Source, catalog_gap, derive_figures, imported_result
 from generator.positions import line_col
 from generator.registry import recipe_path
 
@@ -963,9 +955,7 @@ class MlperfTraining(Source):
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return recipe_path(root, catalog.model_slugs[row.model], row.gpu, row.name())
 
-    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
-              skipped: list[str]) -> dict[str, Any]:
-        return build(row, catalog, document, superseded, skipped)
+    build = staticmethod(build)
 
 
 SOURCE = MlperfTraining()
