@@ -14,16 +14,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    derive_figures,
-    imported_result,
-    no_command_line,
-)
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
 from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
 
 AUTHOR = "NVIDIA NeMo AutoModel"
