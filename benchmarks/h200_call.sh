@@ -23,6 +23,9 @@
 #     --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl
 #     megatron-core==0.16.1 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection jsonschema
 #     jsonschema-specifications referencing rpds-py ruamel.yaml==0.19.1
+case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
+  sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
 set -u
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/site_scale.py [--sizes 100 1000 10000] [--no-serve] [--no-browser]
     .venv/bin/python benchmarks/site_scale.py --committed   # this repository's own registry (recipes/, failed/)
+    .venv/bin/python benchmarks/site_scale.py --committed --limit 40 --smoke   # 40 of its recipes, every step once
 
 Prints, per N: build time of the recipe site and of the plain site (both `mkdocs build`, pages off the nav,
 reached through one index page) and their ratio; output size; the all-recipes page's weight, raw and gzip;
@@ -82,13 +83,23 @@ def write_registry(dest: Path, recipes: dict[str, dict]) -> None:
         path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
-def write_committed(dest: Path) -> int:
-    """This repository's committed registry (recipes, failed layouts, catalogs) as a project; returns its recipes."""
+def write_committed(dest: Path, limit: int | None = None) -> int:
+    """This repository's committed registry (recipes, failed layouts, catalogs) as a project; returns its recipes.
+    With `limit`, only `limit` recipes spread evenly over the registry by path (and their evidence files) stay: a
+    smoke run's registry."""
     write_project(dest)
     archive = subprocess.run(["git", "archive", "HEAD", "recipes", "failed"], cwd=ROOT, capture_output=True,
                              check=True).stdout  # HEAD, not a working tree someone is editing
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return sum(1 for _ in (dest / "recipes").rglob("*.yaml"))
+    recipes = sorted((dest / "recipes").rglob("*.yaml"))
+    if limit is None or limit >= len(recipes):
+        return len(recipes)
+    kept = {recipes[i * len(recipes) // limit] for i in range(limit)}  # spread over the models and GPUs
+    for path in recipes:
+        if path not in kept:
+            path.unlink()
+            path.with_suffix(".evidence.json").unlink(missing_ok=True)
+    return limit
 
 
 def write_plain(dest: Path, n: int, page_bytes: int | list[int], files: dict[str, bytes] | None = None) -> None:
@@ -99,6 +110,7 @@ def write_plain(dest: Path, n: int, page_bytes: int | list[int], files: dict[str
     docs = dest / "docs"
     (docs / "pages").mkdir(parents=True)
     shutil.copytree(ROOT / "site_src/assets", docs / "assets")
+    shutil.copytree(ROOT / "site_theme", dest / "site_theme")  # mkdocs.yml's theme.custom_dir: the same templates
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config.pop("hooks", None)
     config.pop("watch", None)
@@ -201,7 +213,9 @@ def serve_rebuild(project: Path, recipe_id: str, dirty: bool) -> dict:
         epoch = int(re.search(r"livereload\((\d+),", _get(page_url)).group(1))  # the site version served now
         for i in range(SERVE_EDITS):
             value = 4321.5 + i
-            shown = f"{value:,.2f}"
+            # The recipe page states the figure to two decimals; the all-recipes table shows it rounded and keeps the
+            # value itself as the row's sort key (data-sort, or the packed rows' JSON past the first live rows).
+            shown, key = f"{value:,.2f}", repr(value)
             data = yaml.safe_load(original)
             data["result"]["tokens_per_s_per_gpu"] = value
             tmp = path.with_suffix(".tmp")
@@ -216,7 +230,7 @@ def serve_rebuild(project: Path, recipe_id: str, dirty: bool) -> dict:
                 if time.perf_counter() - edited > 300:
                     raise RuntimeError(f"the edit never showed; see {log_path}")
                 epoch = int(_get(f"{base}livereload/{epoch}/{i}"))
-                if shown in _get(page_url) and shown in _get(base + "recipes/"):
+                if shown in _get(page_url) and key in _get(base + "recipes/"):
                     served_s = time.perf_counter() - edited
             served_times.append(served_s)
             if i == 0:  # pages the rebuild wrote: the served folder's HTML files newer than the edit
@@ -467,7 +481,9 @@ def url_view_and_show_all(site: Path, query: str) -> dict | None:
             page.goto(f"http://127.0.0.1:{port}/recipes/")
             page.wait_for_selector("[data-or-filter-text]")
             page.wait_for_timeout(1500)
-            page.click("button[data-or-show-all]")
+            show_all = page.locator("button[data-or-show-all]")
+            if show_all.count() and show_all.first.is_visible():  # a small registry's table shows every row already
+                show_all.first.click()
             page.wait_for_selector("#or-recipes:not([data-or-filling])", state="attached", timeout=300000)
             page.wait_for_timeout(1000)
             in_body = page.locator("#or-recipes tbody tr[data-or-recipe]:not([hidden])").count()
@@ -580,13 +596,14 @@ def print_timings(keys: list, title: str, tail: str) -> None:
           f"Event Timing: max {max(timed):.0f} ms, median {statistics.median(timed):.0f} ms" + (f"; {tail}" if tail else ""))
 
 
-def run_committed(tmp: Path, browser: bool) -> None:
-    """The committed registry built as the site is, against as many plain pages of its pages' mean Markdown size."""
+def run_committed(tmp: Path, browser: bool, limit: int | None = None) -> None:
+    """The committed registry built as the site is, against as many plain pages of its pages' mean Markdown size
+    (with `limit`, `limit` of its recipes spread over it)."""
     from generator.registry import load_registry
     from generator.site import render_site
 
     project = tmp / "committed"
-    n = write_committed(project)
+    n = write_committed(project, limit)
     site = tmp / "committed-out"
     recipe_time = build(project, site)
     rendered = render_site(load_registry(project))
@@ -628,6 +645,11 @@ def main() -> int:
     parser.add_argument("--serve-only", type=Path, metavar="PROJECT",
                         help="only time a recipe edit under mkdocs serve on an already written project")
     parser.add_argument("--committed", action="store_true", help="this repository's registry instead of synthetic ones")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every step once (one recipe edit per server, one load of the URL's view, one scroll): "
+                             "a run that shows the script still works, at whatever size; its figures are no measurement")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="with --committed: only N of the registry's recipes, spread evenly over it by path (a smoke run)")
     parser.add_argument("--url-view-only", type=Path, nargs="+", metavar="SITE",
                         help="only time the URL's view at first paint and sorts after \"Show all\" on built sites "
                              "(several: one after the other, e.g. the same site with the page script before and after "
@@ -636,6 +658,9 @@ def main() -> int:
                         help="only write N synthetic recipes and build their site into OUT (OUT/project, OUT/site), "
                              "for --url-view-only and --keystrokes-only")
     args = parser.parse_args()
+    if args.smoke:
+        global SERVE_EDITS, URL_VIEW_LOADS, SCROLLS
+        SERVE_EDITS, URL_VIEW_LOADS, SCROLLS = 1, 1, 1
     if args.build_only:
         n, out = int(args.build_only[0]), Path(args.build_only[1])
         write_registry(out / "project", synthetic_recipes(n))
@@ -650,7 +675,7 @@ def main() -> int:
         return 0
     if args.committed and not args.keystrokes_only:
         with tempfile.TemporaryDirectory(prefix="site-scale-") as tmp_name:
-            run_committed(Path(tmp_name), browser=not args.no_browser)
+            run_committed(Path(tmp_name), browser=not args.no_browser, limit=args.limit)
         return 0
     if args.serve_only:
         n = sum(1 for _ in (args.serve_only / "recipes").rglob("*.yaml"))

@@ -34,14 +34,19 @@ VERIFIED_MIN_RUNS = 3
 VERIFIED_MIN_RUNS_FROM = date(2026, 12, 4)  # the day the rule came in: earlier figures (the reference's) keep theirs
 # A run whose step times drift (last third against first third of the window) beyond this is reported.
 STEP_TIME_DRIFT_PERCENT = 5.0
-# What a passing convergence check means (Megatron-Bridge's validate_convergence; runner/convergence.py uses
-# these): Pearson correlation of the loss curves at least this, and at most this fraction of points outside the
-# pointwise tolerance.
 # The most of the GPU's dense peak a training run's MFU can show. Dense GEMMs alone reach about 0.8 of peak on
 # H100/H200 (cuBLAS at large square shapes); a training step adds attention, norms, optimizer and communication,
 # and the best published 6N MFUs stay near 0.6 (the registry's highest is 0.62). A measured MFU above 0.75 says the
 # figure counts tokens the run did not train (wrong workload, active_params or GPU count), not a fast run.
 MFU_BOUND = 0.75
+
+# What a passing convergence check means (Megatron-Bridge's validate_convergence; runner/convergence.py compares two
+# loss curves with these, check holds a recipe's recorded statistics to the first two): the Pearson correlation of
+# the two loss curves at least CONVERGENCE_MIN_CORRELATION; at most CONVERGENCE_MAX_FAILING_FRACTION of the points
+# outside the pointwise tolerance (CONVERGENCE_POINTWISE_TOLERANCE: the candidate's loss within this fraction of the
+# reference's, by the reference's loss: above 2.0, above 0.5, else); the final losses within
+# CONVERGENCE_FINAL_LOSS_TOLERANCE (relative); and at most CONVERGENCE_MAX_FAILING_FRACTION of the residuals
+# (candidate - reference) further than CONVERGENCE_OUTLIER_SIGMAS standard deviations from their mean.
 CONVERGENCE_MIN_CORRELATION = 0.95
 CONVERGENCE_MAX_FAILING_FRACTION = 0.10
 # A run of ours trains at the schedule its recipe states: its last logged loss is at most this fraction of its step-0
@@ -77,6 +82,20 @@ def scheduled_lr(peak_lr: float, warmup_steps: int, decay: str, min_lr: float, s
 def loss_falls(first_loss: float, last_loss: float) -> bool:
     """Whether a run learned: its last logged loss is at most LOSS_FALL_RATIO of its step-0 loss."""
     return math.isfinite(first_loss) and math.isfinite(last_loss) and last_loss <= LOSS_FALL_RATIO * first_loss
+
+CONVERGENCE_POINTWISE_TOLERANCE: tuple[tuple[float, float], ...] = ((2.0, 0.10), (0.5, 0.05), (-math.inf, 0.02))
+CONVERGENCE_FINAL_LOSS_TOLERANCE = 0.03
+CONVERGENCE_OUTLIER_SIGMAS = 3.0
+
+
+def convergence_pointwise_tolerance(reference_loss: float) -> float:
+    """The relative difference a candidate's loss may have from a reference loss at one step: the tolerance of the
+    first CONVERGENCE_POINTWISE_TOLERANCE tier the reference loss is above (10% above 2.0, 5% above 0.5, 2% at 0.5
+    and below)."""
+    for above, tolerance in CONVERGENCE_POINTWISE_TOLERANCE:
+        if reference_loss > above:
+            return tolerance
+    return CONVERGENCE_POINTWISE_TOLERANCE[-1][1]
 
 
 def window_steps(window: Sequence[int]) -> int:
@@ -138,6 +157,10 @@ def median_index(values: Sequence[float]) -> int:
     """Index of the median run (the lower median for an even count), MLPerf-style."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     return order[(len(order) - 1) // 2]
+
+
+# A time-to-train recipe's score (olympic_mean of its run times, in ms) is stated to this many decimals (0.1 ms).
+TIME_TO_TRAIN_SCORE_DECIMALS = 1
 
 
 def olympic_mean(values: Sequence[float]) -> float | None:

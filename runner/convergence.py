@@ -13,6 +13,7 @@ A constant series has no correlation: Megatron-Bridge reads the NaN as a pass, h
 two series are identical.
 
 ``final_loss_difference`` is written as the absolute difference of the final losses (the recipe field's unit).
+Every threshold above is generator/figures.py's (CONVERGENCE_*), where check and the methodology page read them too.
 """
 
 from __future__ import annotations
@@ -23,21 +24,13 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.figures import CONVERGENCE_FINAL_LOSS_TOLERANCE as FINAL_LOSS_TOLERANCE
 from generator.figures import CONVERGENCE_FLOOR_TOLERANCE, STEP0_LOSS_TOLERANCE, relative_difference
 from generator.figures import CONVERGENCE_MAX_FAILING_FRACTION as MAX_FAILING_FRACTION  # and of outliers
 from generator.figures import CONVERGENCE_MIN_CORRELATION as MIN_CORRELATION
+from generator.figures import CONVERGENCE_OUTLIER_SIGMAS as OUTLIER_SIGMAS
+from generator.figures import convergence_pointwise_tolerance as tolerance
 from runner.logs import LogError, parse_file
-
-FINAL_LOSS_TOLERANCE = 0.03
-OUTLIER_SIGMAS = 3.0
-
-
-def tolerance(reference_loss: float) -> float:
-    if reference_loss > 2.0:
-        return 0.10
-    if reference_loss > 0.5:
-        return 0.05
-    return 0.02
 
 
 @dataclass
@@ -128,11 +121,13 @@ def _compare(candidate: dict[int, float], reference: dict[int, float], steps: in
     if corr < MIN_CORRELATION:
         reasons.append(f"correlation {corr:.5f} < {MIN_CORRELATION}")
     if fraction > MAX_FAILING_FRACTION:
-        reasons.append(f"{failures} of {len(common)} points outside the pointwise tolerance (> 10%)")
+        reasons.append(f"{failures} of {len(common)} points outside the pointwise tolerance "
+                       f"(> {MAX_FAILING_FRACTION:.0%})")
     if final_rel > FINAL_LOSS_TOLERANCE:
-        reasons.append(f"final loss differs by {final_rel * 100:.2f}% (> 3%)")
+        reasons.append(f"final loss differs by {final_rel * 100:.2f}% (> {FINAL_LOSS_TOLERANCE:.0%})")
     if outliers / len(common) > MAX_FAILING_FRACTION:
-        reasons.append(f"{outliers} of {len(common)} residuals beyond {OUTLIER_SIGMAS:g} standard deviations (> 10%)")
+        reasons.append(f"{outliers} of {len(common)} residuals beyond {OUTLIER_SIGMAS:g} standard deviations "
+                       f"(> {MAX_FAILING_FRACTION:.0%})")
     return Comparison(len(common), corr, failures, fraction, outliers, c[-1], r[-1], final_abs, final_rel, reasons)
 
 

@@ -41,6 +41,7 @@ LONGEST_FIRST = (
     "tests/site/test_site_planner_browser.py",  # waits
     "tests/engine/test_fw_streams.py",
     "tests/site/test_site_scale_browser.py",  # waits
+    "tests/benchmarks/test_benchmarks_browser_smoke.py",  # waits
     "tests/engine/test_engine_cpu.py",
     "tests/runner/test_cluster_slurm.py",  # waits
     "tests/importer/test_megatron_bridge.py",

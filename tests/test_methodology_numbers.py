@@ -31,7 +31,11 @@ def test_the_page_states_figures_numbers() -> None:
         assert row in page
     assert "the larger of 5% and 3 x the recorded step-time CV, capped at 10%" in page
     assert "whose step-time CV is above 5% is flagged as noisy" in page
-    assert "at least 0.95, and at most 10% of the compared steps" in page
+    assert "at least 0.95; at most 10% of the compared steps" in page
+    # the convergence check's other three: pointwise 10% / 5% / 2% by the reference's loss, final loss 3%, outliers 3 sigma
+    assert "loss: 10% above 2, 5% above 0.5, 2% otherwise)" in page
+    assert "the final losses differ by at most 3% of the reference's" in page
+    assert "further than 3 standard deviations from their" in page
     assert "counts 4N, two thirds of 6N" in page
 
 

@@ -248,8 +248,9 @@ def time_to_train(ctx: RecipeContext) -> None:
     if tt.median_ms != median:
         ctx.bad(f"stated {tt.median_ms:g} but the median run of runs_ms takes {median} ms", *where, "median_ms")
     score = figures.olympic_mean(tt.runs_ms)
+    half_unit = 0.5 * 10 ** -figures.TIME_TO_TRAIN_SCORE_DECIMALS  # the score as stated, rounded
     if (score is None) != (tt.score_ms is None) or (score is not None and tt.score_ms is not None
-                                                      and abs(score - tt.score_ms) > 0.05 + 1e-6):  # stated to 0.1 ms
+                                                      and abs(score - tt.score_ms) > half_unit + 1e-6):
         ctx.bad(f"stated {tt.score_ms} but the mean without the fastest and slowest run is "
                 f"{'none (fewer than 3 runs)' if score is None else f'{score:.2f}'}", *where, "score_ms")
     computed = figures.time_to_train_tokens_per_s_per_gpu(tt.samples, tt.runs_ms, r.workload.row_tokens, r.gpu.count)

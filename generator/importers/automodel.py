@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
 from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
-from generator.registry import recipe_path
 
 AUTHOR = "NVIDIA NeMo AutoModel"
 AUTHOR_URL = "https://github.com/NVIDIA-NeMo/Automodel"
@@ -56,7 +54,7 @@ NO_MTP = {"DeepSeek-V3"}
 
 
 @dataclass
-class Row:
+class Row(ParallelRow):
     line: int
     section: str  # "pretrain" or "lora"
     system: str
@@ -79,15 +77,6 @@ class Row:
     step_time: float
     tflops: float
     tokens: float
-
-    @property
-    def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp * self.cp)
-
-    @property
-    def microbatches(self) -> int:
-        """Micro-batches per optimizer step on one data-parallel rank: GBS / (MBS x DP)."""
-        return self.gbs // (self.mbs * self.dp)
 
     def key(self) -> str:
         parts = ["automodel", self.section, SYSTEMS[self.system][0].lower(), f"{self.gpus}gpu", self.precision,
@@ -141,6 +130,7 @@ class Automodel(Source):
     """docs/performance-summary.mdx of NVIDIA-NeMo/Automodel."""
 
     name = "automodel"
+    needs_architecture = False  # the model's card and the GPU type are enough
 
     def parse(self, text: str) -> Parsed:
         out = Parsed()
@@ -170,13 +160,9 @@ class Automodel(Source):
             i += 1
         return out
 
-    def admit(self, row: Row, catalog: Catalog) -> str | None:
-        missing = [what for what, ok in (("model", row.model in catalog.models),
-                                         ("GPU", SYSTEMS[row.system][0] in catalog.gpus)) if not ok]
-        return f"{' and '.join(missing)} not in the catalog" if missing else None
+    def gpu_type(self, row: Row) -> str:
+        return SYSTEMS[row.system][0]
 
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], SYSTEMS[row.system][0], row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:
@@ -270,7 +256,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "3-4 significant digits).",
         f"FSDP {row.fsdp}: FSDP2 shards over {row.fsdp} GPUs. The publication's GA {row.ga} counts local batches "
         f"of {row.lbs} rows per GPU; the layout's gradient accumulation counts micro-batches of {row.mbs}: "
-        f"{row.gbs} / ({row.mbs} x DP {row.dp}) = {row.microbatches}.",
+        f"{row.gbs} / ({row.mbs} x DP {row.dp}) = {row.gradient_accumulation}.",
     ]
     if row.model in LORA_CHECKPOINTS and row.section == "lora":
         notes.append(f"The checkpoint is {LORA_CHECKPOINTS[row.model]}.")
@@ -300,7 +286,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                        f"{row.lbs}, global batch {row.gbs} x {row.seq} tokens, {PRECISION_TEXT[row.precision]}; "
                        "as published.",
             "tp": row.tp, "pp": row.pp, "vpp": vp, "cp": row.cp, "ep": ep, "etp": 1, "dp": row.dp,
-            "fsdp": True, "gradient_accumulation": row.microbatches, "sequence_parallel": False,
+            "fsdp": True, "gradient_accumulation": row.gradient_accumulation, "sequence_parallel": False,
             "layer_split": None, "rows_per_microbatch": row.mbs,
             "recompute": None,
             "dispatcher": None, "mtp_layers": mtp, "pipeline_layout": placement,
@@ -308,12 +294,11 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": None, "line": row.line,
                         "system": row.system, "superseded": superseded},
-        "run": (f"# Not published as a command line. NVIDIA ran this row with NeMo AutoModel's benchmark recipe\n"
-                f"# (examples/llm_benchmark in the repository); the row states: model {row.model_text}, {row.gpus} "
-                f"GPUs,\n# GBS {row.gbs}, MBS {row.mbs}, LBS {row.lbs}, GA {row.ga}, sequence {row.seq}, TP {row.tp}, "
-                f"PP {row.pp}, CP {row.cp}, EP {row.ep or '-'}, VP {row.vp or '-'}, FSDP {row.fsdp}.\n"
-                f"# Source: {document.url} (line {row.line}).\n"
-                "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
+        "run": no_command_line(
+            f"# Not published as a command line. NVIDIA ran this row with NeMo AutoModel's benchmark recipe\n"
+            f"# (examples/llm_benchmark in the repository); the row states: model {row.model_text}, {row.gpus} GPUs,\n"
+            f"# GBS {row.gbs}, MBS {row.mbs}, LBS {row.lbs}, GA {row.ga}, sequence {row.seq}, TP {row.tp}, PP {row.pp}, "
+            f"CP {row.cp}, EP {row.ep or '-'}, VP {row.vp or '-'}, FSDP {row.fsdp}.\n", document.url, row.line),
         "notes": "\n\n".join(notes) + "\n",
     }
     recipe["inferred"] = [{"field": "layout.sequence_parallel", "reason": "not stated by the publication; recorded "

@@ -1,12 +1,17 @@
 """The one importer interface: a Source parses its document into rows and skips, and turns a row into a recipe dict;
 everything else (catalog loading, superseding, provenance, rendering, byte-identical re-import, writing, the CLI
-report) is shared here. A new source is a module beside this one defining `SOURCE` (Source's docstring below).
+report) is shared here, and so are the steps every source's rows and recipes repeat: which rows the catalog admits
+and where their recipes go (Source.admit and Source.target from the row's model and GPU type), a table row's DP and
+micro-batches (ParallelRow), dropping repeated rows (drop_repeats), and the `run` of a row published without a
+command line (no_command_line). A new source is a module beside this one defining `SOURCE` (Source's docstring
+below).
 """
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +21,7 @@ import yaml
 from generator import figures
 from generator.catalog import Catalog, ModelCard
 from generator.models import Recipe
-from generator.registry import atomic_write, load_catalog
+from generator.registry import atomic_write, load_catalog, recipe_path
 
 GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
 
@@ -74,10 +79,14 @@ class WriteReport:
 
 class Source(ABC):
     """One publication format. A module generator/importers/<name>.py defines `SOURCE = <Source subclass>()`;
-    `python -m generator import <name with - for _> FILE` finds it (no central list to edit)."""
+    `python -m generator import <name with - for _> FILE` finds it (no central list to edit). A module's own
+    `parse(text)` and `build(row, catalog, document, superseded, skipped)` functions may stand as the methods
+    (`parse = staticmethod(parse)`)."""
 
     name: str  # the CLI name, e.g. "megatron-bridge"
     reads_directory: bool = False  # True: FILE is a directory (a checkout) that `read` walks, not a text document
+    # Whether a row's model must have an architecture card (figures recomputed from it), or only be in the catalog.
+    needs_architecture: bool = True
 
     @property
     def header(self) -> str:
@@ -98,13 +107,24 @@ class Source(ABC):
         own file or folder in it at the same commit."""
         return document
 
-    def admit(self, row: Any, catalog: Catalog) -> str | None:
-        """Why this row cannot become a recipe with this catalog (e.g. its model has no card), else None."""
-        return None
+    def gpu_type(self, row: Any) -> str:
+        """The catalog's GPU type of the row's recipe (row.gpu_type unless the source says otherwise)."""
+        return row.gpu_type
 
-    @abstractmethod
+    def admit(self, row: Any, catalog: Catalog) -> str | None:
+        """Why this row cannot become a recipe with this catalog, else None; by default `catalog_gap` (its model
+        has no architecture card, or its GPU type is not in the catalog), or without `needs_architecture` whether
+        its model and GPU type are in the catalog at all."""
+        gpu = self.gpu_type(row)
+        if self.needs_architecture:
+            return catalog_gap(catalog, row.model, gpu)
+        missing = [what for what, ok in (("model", row.model in catalog.models), ("GPU", gpu in catalog.gpus)) if not ok]
+        return f"{' and '.join(missing)} not in the catalog" if missing else None
+
     def target(self, root: Path, catalog: Catalog, row: Any) -> Path:
-        """The recipe file of the row: stable across re-imports (a later document's same row lands on it)."""
+        """The recipe file of the row, stable across re-imports (a later document's same row lands on it): by default
+        recipes/<model slug>/<GPU type>/<row.key()>.yaml."""
+        return recipe_path(root, catalog.model_slugs[row.model], self.gpu_type(row), row.key())
 
     @abstractmethod
     def build(self, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
@@ -112,6 +132,27 @@ class Source(ABC):
         """The recipe dict of one row. publication must carry document.url, document.commit, row.line (and the
         release where there is one) and `superseded`; skipped: the skip reasons at the same line (say so in notes).
         Use `derive_figures` for MFU and $/1M and `Stated` for figures at a fixed number of decimals."""
+
+
+class ParallelRow:
+    """What a table row's stated GPUs, TP, PP, CP (None: 1), global batch and micro-batch imply: its data-parallel
+    size and micro-batches per optimizer step. An importer's row dataclass mixes it in."""
+
+    gpus: int
+    tp: int
+    pp: int
+    cp: int | None
+    gbs: int
+    mbs: int
+
+    @property
+    def dp(self) -> int:
+        return self.gpus // (self.tp * self.pp * (self.cp or 1))
+
+    @property
+    def gradient_accumulation(self) -> int:
+        """Micro-batches per optimizer step on one data-parallel rank: GBS / (MBS x DP)."""
+        return self.gbs // (self.mbs * self.dp)
 
 
 class Stated(float):
@@ -126,6 +167,22 @@ class Stated(float):
         return stated
 
 
+def drop_repeats(parsed: Parsed, key: Callable[[Any], Hashable], reason: Callable[[Any, int], str]) -> Parsed:
+    """A document's rows without repeats: a row whose key an earlier row has becomes a skip at its line
+    (reason(row, the earlier row's line)); the first is kept. Returns `parsed`."""
+    seen: dict[Hashable, int] = {}
+    kept = []
+    for row in parsed.rows:
+        k = key(row)
+        if k in seen:
+            parsed.skips.append(Skip(row.line, reason(row, seen[k])))
+            continue
+        seen[k] = row.line
+        kept.append(row)
+    parsed.rows = kept
+    return parsed
+
+
 def catalog_gap(catalog: Catalog, model: str, gpu: str) -> str | None:
     """Why a row cannot become a recipe here, or None: its model needs an architecture card (its figures are
     recomputed from it) and its GPU type must be in the catalog. The skip reason an importer reports for it."""
@@ -133,6 +190,14 @@ def catalog_gap(catalog: Catalog, model: str, gpu: str) -> str | None:
     if card is None or card.architecture is None:
         return f"model {model} has no architecture card in the catalog"
     return None if gpu in catalog.gpus else f"GPU {gpu} not in the catalog"
+
+
+def no_command_line(stated: str, url: str | None = None, line: int | None = None) -> str:
+    """A reported recipe's `run` where its publication prints no command line: `stated` (comment lines: what the
+    publication says about how the row was run), the source and line where a URL is given, then a script that says
+    so and fails."""
+    source = f"# Source: {url} (line {line}).\n" if url is not None else ""
+    return f"{stated}{source}echo 'reported recipe: no published command line' >&2\nexit 1\n"
 
 
 def imported_result(card: ModelCard, tokens_per_s_per_gpu: float, mfu_note: str | None = None,

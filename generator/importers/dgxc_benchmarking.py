@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
 from generator.importers.base import (
     Document,
+    ParallelRow,
     Parsed,
     Skip,
     Source,
     catalog_gap,
     derive_figures,
     imported_result,
+    no_command_line,
 )
-from generator.registry import recipe_path
 
 AUTHOR = "NVIDIA DGX Cloud Benchmarking"
 AUTHOR_URL = "https://github.com/NVIDIA/dgxc-benchmarking"
@@ -113,7 +113,7 @@ class Config:
 
 
 @dataclass
-class Row:
+class Row(ParallelRow):
     line: int  # the title line of the figure table
     title: str
     model: str
@@ -148,13 +148,6 @@ class Row:
     seq_from: str
     inferred: list[dict[str, str]] = field(default_factory=list)
 
-    @property
-    def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp * self.cp)
-
-    @property
-    def gradient_accumulation(self) -> int:
-        return self.gbs // (self.mbs * self.dp)
 
     @property
     def tokens_per_gpu(self) -> float:
@@ -668,11 +661,10 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.release, "line": row.line,
                         "system": f"{row.gpus}x {row.gpu_type}", "superseded": superseded},
-        "run": (f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
-                f"# (NeMo {row.release}); the table states: {row.title} | {row.gpus}x {row.gpu_type} GPUs,\n"
-                f"# step time {row.step_text} s, {row.tokens_total:g} tokens/s.\n"
-                f"# Source: {document.url} (line {row.line}).\n"
-                "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
+        "run": no_command_line(
+            f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
+            f"# (NeMo {row.release}); the table states: {row.title} | {row.gpus}x {row.gpu_type} GPUs,\n"
+            f"# step time {row.step_text} s, {row.tokens_total:g} tokens/s.\n", document.url, row.line),
         "notes": "\n\n".join(notes) + "\n",
         "inferred": inferred,
     }
@@ -685,8 +677,7 @@ class DgxcBenchmarking(Source):
 
     name = "dgxc-benchmarking"
 
-    def parse(self, text: str) -> Parsed:
-        return parse(text)
+    parse = staticmethod(parse)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
         if gap := catalog_gap(catalog, row.model, row.gpu_type):
@@ -703,12 +694,7 @@ class DgxcBenchmarking(Source):
                     f"{row.tp * row.cp * row.dp}")
         return None
 
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], row.gpu_type, row.key())
-
-    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
-              skipped: list[str]) -> dict[str, Any]:
-        return build(row, catalog, document, superseded, skipped)
+    build = staticmethod(build)
 
 
 SOURCE = DgxcBenchmarking()

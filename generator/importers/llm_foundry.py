@@ -15,13 +15,20 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
-from generator.registry import recipe_path
+from generator.importers.base import (
+    Document,
+    Parsed,
+    Skip,
+    Source,
+    derive_figures,
+    drop_repeats,
+    imported_result,
+    no_command_line,
+)
 
 REPOSITORY = "mosaicml/llm-foundry"
 DOCUMENT_PATH = "scripts/train/benchmarking/README.md"
@@ -383,12 +390,11 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
 
 
 def _run(row: Row, document: Document) -> str:
-    return (f"# Not published as a command line. llm-foundry's {DOCUMENT_PATH} reproduces its tables with sweep.sh /\n"
-            f"# submit_benchmarks.py on the MosaicML platform (mpt-{row.size}.yaml, {row.gpus} x {row.gpu}, sequence\n"
-            f"# {row.seq}, global batch {row.gbs}, micro-batch {row.mbs}, precision {row.precision}, FSDP "
-            f"{row.sharding} {row.mp_mode},\n# activation checkpointing {row.checkpointing}).\n"
-            f"# Source: {document.url} (line {row.line}).\n"
-            "echo 'reported recipe: no published command line' >&2\nexit 1\n")
+    return no_command_line(
+        f"# Not published as a command line. llm-foundry's {DOCUMENT_PATH} reproduces its tables with sweep.sh /\n"
+        f"# submit_benchmarks.py on the MosaicML platform (mpt-{row.size}.yaml, {row.gpus} x {row.gpu}, sequence\n"
+        f"# {row.seq}, global batch {row.gbs}, micro-batch {row.mbs}, precision {row.precision}, FSDP "
+        f"{row.sharding} {row.mp_mode},\n# activation checkpointing {row.checkpointing}).\n", document.url, row.line)
 
 
 class LlmFoundry(Source):
@@ -397,9 +403,7 @@ class LlmFoundry(Source):
     name = "llm-foundry"
 
     def parse(self, text: str) -> Parsed:
-        parsed = parse(text)
-        dedupe(parsed)
-        return parsed
+        return dedupe(parse(text))
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
         card = catalog.models.get(row.model)
@@ -411,27 +415,13 @@ class LlmFoundry(Source):
             return f"GPU {row.gpu_type} not in the catalog"
         return None
 
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], row.gpu_type, row.key())
-
-    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
-              skipped: list[str]) -> dict[str, Any]:
-        return build(row, catalog, document, superseded, skipped)
+    build = staticmethod(build)
 
 
-def dedupe(parsed: Parsed) -> None:
+def dedupe(parsed: Parsed) -> Parsed:
     """Two rows with one stable key: the later one is reported and skipped."""
-    seen: dict[tuple[str, str, str], int] = {}
-    kept = []
-    for row in parsed.rows:
-        k = (row.model, row.gpu, row.key())
-        if k in seen:
-            parsed.skips.append(Skip(row.line, f"same model, GPU, precision, sequence, GPUs and global batch as line "
-                                               f"{seen[k]}"))
-            continue
-        seen[k] = row.line
-        kept.append(row)
-    parsed.rows = kept
+    return drop_repeats(parsed, lambda row: (row.model, row.gpu, row.key()),
+                        lambda row, line: f"same model, GPU, precision, sequence, GPUs and global batch as line {line}")
 
 
 SOURCE = LlmFoundry()

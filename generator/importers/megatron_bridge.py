@@ -16,8 +16,17 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result
-from generator.registry import recipe_path
+from generator.importers.base import (
+    Document,
+    ParallelRow,
+    Parsed,
+    Skip,
+    Source,
+    derive_figures,
+    drop_repeats,
+    imported_result,
+    no_command_line,
+)
 
 RELEASE_RE = re.compile(r"^##\s+(\d+\.\d+(?:\.\d+)?)\s+NeMo Container\s*$")
 HEADING_RE = re.compile(r"^####\s+(System|Model):\s*(.+?)\s*$")
@@ -89,7 +98,7 @@ QUALIFIERS = {"w/o mtp": ("no-mtp", 0), "w/ mtp": ("mtp", None), "tokendrop": ("
 
 
 @dataclass
-class Row:
+class Row(ParallelRow):
     """One configuration of a table row (a row with alternatives yields two)."""
 
     line: int
@@ -119,10 +128,6 @@ class Row:
     cells: dict[str, str] = field(default_factory=dict)
     footnotes: tuple[str, ...] = ()  # texts of the footnotes marked inside the row's cells
     gbs_tag: bool = False  # the document has another row with this key at another GBS: the file name says GBS
-
-    @property
-    def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp * self.cp)
 
     @property
     def tag(self) -> str | None:
@@ -313,7 +318,7 @@ def _mtp_layers(model: str, qualifier: str | None) -> int | None:
     return MTP_DEPTHS[model][0] if model in MTP_DEPTHS else None
 
 
-def dedupe(parsed: Parsed) -> None:
+def dedupe(parsed: Parsed) -> Parsed:
     """Two rows of one document with the same stable key: rows that differ in GBS get it in their file names
     (both are kept); other repeats are reported and skipped (the later one)."""
     gbs_by_key: dict[tuple[str, str], set[int]] = {}
@@ -321,23 +326,12 @@ def dedupe(parsed: Parsed) -> None:
         gbs_by_key.setdefault((row.model, row.key()), set()).add(row.gbs)
     for row in parsed.rows:
         row.gbs_tag = len(gbs_by_key[(row.model, row.key())]) > 1
-    seen: dict[tuple[str, str], int] = {}
-    kept: list[Row] = []
-    for row in parsed.rows:
-        k = (row.model, row.key())
-        if k in seen:
-            parsed.skips.append(Skip(row.line, f"same release, system, GPUs, precision and model as line "
-                                               f"{seen[k]} ({row.key()})"))
-            continue
-        seen[k] = row.line
-        kept.append(row)
-    parsed.rows = kept
+    return drop_repeats(parsed, lambda row: (row.model, row.key()),
+                        lambda row, line: f"same release, system, GPUs, precision and model as line {line} ({row.key()})")
 
 
 def read(path: Path) -> Parsed:
-    parsed = parse(path.read_text(encoding="utf-8"))
-    dedupe(parsed)
-    return parsed
+    return dedupe(parse(path.read_text(encoding="utf-8")))
 
 
 # --- the recipe of a row ------------------------------------------------------------------------------------
@@ -705,34 +699,24 @@ def _run(row: Row, source_url: str) -> str:
                 f"GBS {row.gbs}, MBS {row.mbs}, sequence {row.seq}, FSDP {row.fsdp if row.fsdp is not None else 'n/a'}, "
                 f"TP {row.tp}, PP {row.pp}, CP {row.cp}, VP {row.vp or 'n/a'}, EP {row.ep or 'n/a'}, "
                 f"GA {row.ga or 'n/a'}")
-    return (f"# Not published as a command line. NVIDIA ran this row with Megatron-Bridge's performance recipes\n"
-            f"# (scripts/performance in the repository) in the NeMo {row.release} container; the row states:\n"
-            f"# {settings}.\n# Source: {source_url} (line {row.line}).\n"
-            "echo 'reported recipe: no published command line' >&2\nexit 1\n")
-
-
-def target(root: Path, catalog: Catalog, row: Row) -> Path:
-    gpu_type, _ = SYSTEMS[row.system]
-    return recipe_path(root, catalog.model_slugs[row.model], gpu_type, row.key())
+    return no_command_line(
+        f"# Not published as a command line. NVIDIA ran this row with Megatron-Bridge's performance recipes\n"
+        f"# (scripts/performance in the repository) in the NeMo {row.release} container; the row states:\n"
+        f"# {settings}.\n", source_url, row.line)
 
 
 class MegatronBridge(Source):
     """docs/performance-summary.md and docs/performance-summary-archive.md of NVIDIA-NeMo/Megatron-Bridge."""
 
     name = "megatron-bridge"
+    needs_architecture = False  # the model's card and the GPU type are enough
 
     def parse(self, text: str) -> Parsed:
-        parsed = parse(text)
-        dedupe(parsed)
-        return parsed
+        return dedupe(parse(text))
 
-    def admit(self, row: Row, catalog: Catalog) -> str | None:
-        missing = [what for what, ok in (("model", row.model in catalog.models),
-                                         ("GPU", SYSTEMS[row.system][0] in catalog.gpus)) if not ok]
-        return f"{' and '.join(missing)} not in the catalog" if missing else None
+    def gpu_type(self, row: Row) -> str:
+        return SYSTEMS[row.system][0]
 
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return target(root, catalog, row)
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

@@ -20,15 +20,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-)
+from generator.importers.base import Document, Parsed, Skip, Source, catalog_gap, derive_figures, imported_result
 from generator.positions import line_col
 from generator.registry import recipe_path
 
@@ -843,7 +835,8 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     recipe["result"]["time_to_train"] = {
         "runs_ms": runs_ms, "samples": samples, "median_ms": float(median.run_ms),  # type: ignore[arg-type]
-        "score_ms": round(score, 1) if score is not None else None, "evaluation_included": True,
+        "score_ms": round(score, figures.TIME_TO_TRAIN_SCORE_DECIMALS) if score is not None else None,
+        "evaluation_included": True,
         "failed_runs": len(row.failed)}
     inferred = _inferred(row, accumulation, card.architecture.layers if card.architecture else None, vpp)
     if inferred:
@@ -962,9 +955,7 @@ class MlperfTraining(Source):
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
         return recipe_path(root, catalog.model_slugs[row.model], row.gpu, row.name())
 
-    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
-              skipped: list[str]) -> dict[str, Any]:
-        return build(row, catalog, document, superseded, skipped)
+    build = staticmethod(build)
 
 
 SOURCE = MlperfTraining()

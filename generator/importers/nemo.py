@@ -25,21 +25,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
 from generator.importers.base import (
     Document,
+    ParallelRow,
     Parsed,
     Skip,
     Source,
     catalog_gap,
     derive_figures,
     imported_result,
+    no_command_line,
 )
-from generator.registry import recipe_path
 
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
@@ -87,7 +87,7 @@ PRECISION_WORDS = {"fp8": "FP8", "fp8-cs": "FP8 with per-tensor current scaling"
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(ParallelRow):
     line: int
     section: str  # "pretraining" or "finetuning"
     container: str
@@ -119,14 +119,6 @@ class Row:
     @property
     def training(self) -> str:
         return TASKS[self.task] if self.task else "pre-training"
-
-    @property
-    def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp * (self.cp or 1))
-
-    @property
-    def gradient_accumulation(self) -> int:
-        return self.gbs // (self.mbs * self.dp)
 
     def key(self) -> str:
         kind = self.task.lower() if self.task else "pretrain"
@@ -445,12 +437,11 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.container, "line": row.line,
                         "system": row.system, "superseded": superseded},
-        "run": (f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
-                f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
-                f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"
-                + (_page_cells_stated(row) if row.page else "") + ".\n"
-                f"# Source: {document.url} (line {row.line}).\n"
-                "echo 'reported recipe: no published command line' >&2\nexit 1\n"),
+        "run": no_command_line(
+            f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
+            f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
+            f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"
+            + (_page_cells_stated(row) if row.page else "") + ".\n", document.url, row.line),
         "notes": "\n\n".join(notes) + "\n",
         "inferred": _inferred(row),
     }
@@ -501,11 +492,13 @@ class Nemo(Source):
 
     name = "nemo"
 
-    def parse(self, text: str) -> Parsed:
-        return parse(text)
+    parse = staticmethod(parse)
+
+    def gpu_type(self, row: Row) -> str:
+        return SYSTEMS[row.system]
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        if gap := catalog_gap(catalog, row.model, SYSTEMS[row.system]):
+        if gap := catalog_gap(catalog, row.model, self.gpu_type(row)):
             return gap
         arch = catalog.models[row.model].architecture
         if (row.ep or 1) > 1 and (arch is None or arch.moe is None):
@@ -513,9 +506,6 @@ class Nemo(Source):
         if arch is not None and arch.moe is not None and row.dp % (row.ep or 1):
             return f"EP {row.ep} does not divide the data-parallel size {row.dp}"
         return None
-
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], SYSTEMS[row.system], row.key())
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:

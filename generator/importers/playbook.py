@@ -31,9 +31,20 @@ from typing import Any
 
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, WriteReport, derive_figures, imported_result, render, write
+from generator.importers.base import (
+    Document,
+    Parsed,
+    Skip,
+    Source,
+    WriteReport,
+    derive_figures,
+    imported_result,
+    no_command_line,
+    render,
+    write,
+)
 from generator.positions import LineIndex
-from generator.registry import load_catalog, recipe_path
+from generator.registry import load_catalog
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
@@ -495,8 +506,8 @@ class Playbook(Source):
             return f"column {row.column}: {GPU_TYPE} not in the GPU catalog"
         return None
 
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], GPU_TYPE, row.key())
+    def gpu_type(self, row: Row) -> str:
+        return GPU_TYPE
 
     def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
               skipped: list[str]) -> dict[str, Any]:
@@ -708,11 +719,12 @@ def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
 
 def _run(row: Row) -> str:
     c = row.config
-    return (f"# Not published as a command line. Hugging Face ran this row with nanotron's sweep\n"
-            f"# ({NANOTRON_SCRIPT}),\n"
-            f"# which writes one config per run: dp {c.dp}, tp {c.tp}, pp {c.pp}, batch_accumulation_per_replica "
-            f"{c.grad_acc},\n# micro_batch_size {c.mbs}, sequence_length {SEQUENCE}, zero_stage {c.zero}, on {c.nodes} "
-            f"node(s) of 8 H100.\necho 'reported recipe: no published command line' >&2\nexit 1\n")
+    return no_command_line(
+        f"# Not published as a command line. Hugging Face ran this row with nanotron's sweep\n"
+        f"# ({NANOTRON_SCRIPT}),\n"
+        f"# which writes one config per run: dp {c.dp}, tp {c.tp}, pp {c.pp}, batch_accumulation_per_replica "
+        f"{c.grad_acc},\n# micro_batch_size {c.mbs}, sequence_length {SEQUENCE}, zero_stage {c.zero}, on {c.nodes} "
+        f"node(s) of 8 H100.\n")
 
 
 def failed_layouts(sweep: Sweep) -> list[Row]:

@@ -13,21 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-)
-from generator.registry import recipe_path
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
 SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -447,10 +437,10 @@ def _inferred(row: Row, vpp: int, split: dict[str, int] | None, layout_text: str
 
 def _run(row: Row, document: Document) -> str:
     s = row.setup
-    return (f"# Not published as a full command line for this row. torchtitan {s.versions.torchtitan[:7]},\n"
-            f"# {MODELS[s.flavor][1]} with the settings the document states ({_label(row, 1)}, local batch "
-            f"{s.local_batch}).\n# Source: {document.url} (line {row.line}).\n"
-            "echo 'reported recipe: no published command line' >&2\nexit 1\n")
+    return no_command_line(
+        f"# Not published as a full command line for this row. torchtitan {s.versions.torchtitan[:7]},\n"
+        f"# {MODELS[s.flavor][1]} with the settings the document states ({_label(row, 1)}, local batch "
+        f"{s.local_batch}).\n", document.url, row.line)
 
 
 class Torchtitan(Source):
@@ -458,18 +448,11 @@ class Torchtitan(Source):
 
     name = "torchtitan"
 
-    def parse(self, text: str) -> Parsed:
-        return parse(text)
+    parse = staticmethod(parse)
+    build = staticmethod(build)
 
-    def admit(self, row: Row, catalog: Catalog) -> str | None:
-        return catalog_gap(catalog, row.model, row.setup.gpu)
-
-    def target(self, root: Path, catalog: Catalog, row: Row) -> Path:
-        return recipe_path(root, catalog.model_slugs[row.model], row.setup.gpu, row.key())
-
-    def build(self, row: Row, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
-              skipped: list[str]) -> dict[str, Any]:
-        return build(row, catalog, document, superseded, skipped)
+    def gpu_type(self, row: Row) -> str:
+        return row.setup.gpu
 
 
 SOURCE = Torchtitan()

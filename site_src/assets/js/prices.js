@@ -2,9 +2,8 @@
    browser, URL ones only used), the token budget, repricing of tables, tiles, recipe bodies and the home page's
    best lines, and the planner's per-recipe cost, GPU-hours and days. */
 import { params, MAX_TOKENS, validPrice, validCount, setParams } from "./url.js";
-import { forgetPriced, warmKeys } from "./table.js";
-import { cell } from "./compare.js";
-import { isSpacer } from "./rowwindow.js";
+import { forgetPriced, isSpacer, warmKeys } from "./rows.js";
+import { cell } from "./dom.js";
 import { build, built, rowAttr } from "./packed.js";
 
 // Your own prices and a token budget. A price typed for a GPU type (kept in localStorage and the URL as

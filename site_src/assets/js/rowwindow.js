@@ -7,7 +7,7 @@
    The rows are the table's own <tr> elements (table.orRows), moved in and out of the body: a row keeps its hooks, its
    compare tick and its prices while out of view (priceRow brings it up to the prices in force as it comes in). The
    browser's find-in-page sees only the rows in the body (the page says so); the text filter searches them all. */
-import { putAway, placeInOrder } from "./table.js";
+import { isSpacer, placeInOrder, putAway } from "./rows.js";
 import { priceRow, flushPrices } from "./prices.js";
 import { build } from "./packed.js";
 
@@ -31,10 +31,6 @@ function spacer(table) {
 
 export function isWindowed(table) {
   return !!(table.orWindow && table.orWindow.list);
-}
-
-export function isSpacer(row) {
-  return row.hasAttribute("data-or-spacer");
 }
 
 // The rows the table shows, in its order, whether in the window or out of it (the browser tests' way to read a
