@@ -7,7 +7,7 @@ home, all recipes (also with a budget and a filter, and after "Show all" scrolle
 (also at a price of one's own), a recipe with inferred values and one's comparable MFU rows, a model page
 (its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
 scaling chart, the methodology and a compare
-view of three recipes. For each
+view of three recipes (also one of three that are not like with like). For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
 
@@ -49,6 +49,10 @@ PAGES = {
     "recipe-figures": "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs/#figures",
     # Search, opened and answered: the index is fetched when the reader reaches for it (search-on-demand.js).
     "search": "methodology/",
+    # The reference (8 H100, 8,192 tokens per row) against MPT-30B's fastest H100 recipes (32 and 16 GPUs at 2,048):
+    # not like with like, and the nearest like-with-like MPT-30B recipe offered for each.
+    "compare-unlike": f"compare/?ids={REF_ID},mpt-30b/h100/foundry-bf16-s2048-32gpu-gbs1344,"
+                      "mpt-30b/h100/foundry-bf16-s2048-16gpu-gbs480",
 }
 # What a shot does on its page before it is taken (JavaScript, awaited).
 ACTIONS = {
@@ -61,6 +65,10 @@ ACTIONS = {
     "recipe-inferred": """() => {
         const dts = [...document.querySelectorAll('#card dt')].filter(d => d.textContent === 'Inferred');
         dts[dts.length - 1].scrollIntoView({block: 'end'}); }""",
+    "compare-unlike": """async () => {
+        for (let i = 0; i < 50 && document.querySelectorAll('[data-or-nearest]').length < 2; i++)
+            await new Promise(r => setTimeout(r, 100));
+    }""",
     "search": """async () => {
         const toggle = document.getElementById('__search'), input = document.querySelector('.md-search__input');
         toggle.checked = true;

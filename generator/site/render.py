@@ -593,6 +593,10 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
             with_evidence.add(loaded.id)
+    # Each folder's (a model on a GPU type) twins, from which the compare view offers a like-with-like recipe.
+    for src, folder in _by(registry.recipes, views.like_src).items():
+        recipe_pages[src] = memo.get(("like", tuple(keys[x.id] for x in folder)), lambda folder=folder: Page(
+            json.dumps(views.like_twins(folder), indent=None, ensure_ascii=False) + "\n"))
     run = _Render(env, registry, keys, inputs, state, with_evidence)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)

@@ -725,16 +725,19 @@ TRAINING_TEXT = {"pre-training": "pre-training: every weight trained from the st
                  "lora": "LoRA: adapters on a frozen base, no weight gradients for it (MFU counts 4N, not 6N)"}
 
 
+KIND_NOT_STATED = "training kind not stated"
+
+
 def training_kind(loaded: LoadedRecipe) -> str:
     """'LoRA', 'SFT' or 'pre-training' (workload.training). Their tokens/s are not a layout choice against each
     other's."""
     training = loaded.recipe.workload.training
-    return TRAINING_NAMES[training.value] if training is not None else "training kind not stated"
+    return TRAINING_NAMES[training.value] if training is not None else KIND_NOT_STATED
 
 
 # The order like groups are listed in: pre-training first (what most questions are about), then what does not say,
 # then fine-tuning.
-_KIND_ORDER = {"pre-training": 0, "training kind not stated": 1, "SFT": 2, "LoRA": 3}
+_KIND_ORDER = {"pre-training": 0, KIND_NOT_STATED: 1, "SFT": 2, "LoRA": 3}
 
 # What a recipe's tokens/s per GPU measures. A steady-state rate is taken over a window of training steps; a
 # time-to-train figure (result.time_to_train, MLPerf's) is every sample's tokens over the whole run, start-up and the
@@ -864,6 +867,53 @@ def compare_src(loaded: LoadedRecipe) -> str:
     return f"recipes/{loaded.id}.compare.json"
 
 
+# What must be equal for two columns of the compare view to be like with like (design.md's data rules): the GPU
+# count, tokens per row, training kind, precision and kind of throughput. (field, the label the view names it by)
+LIKE_FIELDS = (("gpu_count", "GPU count"), ("row_tokens", "tokens per row"), ("kind", "training kind"),
+               ("precision", "precision"), ("throughput", "kind of throughput"))
+def like_fields(loaded: LoadedRecipe) -> dict[str, dict[str, Any]]:
+    """A recipe's LIKE_FIELDS, each as the value the compare view matches on and the text it shows."""
+    r = loaded.recipe
+    group = like(loaded)
+    return {"gpu_count": {"value": r.gpu.count, "text": fmt.integer(r.gpu.count)},
+            "row_tokens": {"value": r.workload.row_tokens, "text": fmt.integer(r.workload.row_tokens)},
+            "kind": {"value": group.kind, "text": group.kind.removeprefix("training kind ")},
+            "precision": {"value": group.precision, "text": fmt.peak_name(group.precision)},
+            "throughput": {"value": group.throughput, "text": group.throughput}}
+
+
+def like_src(loaded: LoadedRecipe) -> str:
+    """The side-by-side twins of a recipe's folder (its model and GPU type): recipes/<model>/<gpu>.like.json, beside
+    the folder (no recipe's own file can take that name)."""
+    model_dir, gpu_dir = loaded.id.split("/")[:2]
+    return f"recipes/{model_dir}/{gpu_dir}.like.json"
+
+
+# How many recipes of each like key a folder's twins keep: one more than the compare view's other columns (a column
+# already shown is never offered), compare.js MAX_COMPARE.
+TWINS_PER_KEY = 4
+
+
+def like_twins(recipes: list[LoadedRecipe]) -> dict[str, Any]:
+    """What the compare view offers in place of a column that is not like with like: the fastest TWINS_PER_KEY
+    recipes of one folder (a model on a GPU type) for each GPU count, tokens per row, training kind, precision and
+    kind of throughput, fastest first."""
+    fastest = sorted(recipes, key=lambda x: (-x.recipe.result.tokens_per_s_per_gpu, x.id))
+    kept: dict[tuple[int, int, Like], int] = {}
+    out = []
+    for loaded in fastest:
+        r = loaded.recipe
+        key = (r.gpu.count, r.workload.row_tokens, like(loaded))
+        kept[key] = kept.get(key, 0) + 1
+        if kept[key] > TWINS_PER_KEY:
+            continue
+        out.append({"id": loaded.id, "name": compact_name(loaded), "href": page_url(recipe_src(loaded)),
+                    "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
+                    "tokens": fmt.short(r.result.tokens_per_s_per_gpu), "like": like_fields(loaded)})
+    first = recipes[0].recipe
+    return {"model": first.model, "gpu_type": first.gpu.type, "recipes": out}
+
+
 def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     """What the compare view lays side by side, every value already text (formatted here, computed by figures)."""
     r = loaded.recipe
@@ -871,11 +921,14 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
     if r.correctness is not None:
         evidence.insert(0, ("Correctness", r.correctness.result.value))
-    # What decides between layouts comes first (the compare view shows it, and folds every later section).
+    fields = like_fields(loaded)
+    # What decides between layouts comes first (the compare view shows it, and folds every later section): what
+    # makes two columns like with like (LIKE_FIELDS), then the layout and its figures.
     sections = [
-        ("Decides", [("Layout", r.layout.label), ("Training", training_kind(loaded).removeprefix("training kind ")),
-                     ("Precision", fmt.peak_name(r.workload.precision.value)),
-                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("Throughput", throughput_kind(loaded)),
+        ("Decides", [("GPU count", fields["gpu_count"]["text"]), ("Tokens per row", fields["row_tokens"]["text"]),
+                     ("Training", fields["kind"]["text"]), ("Precision", fields["precision"]["text"]),
+                     ("Throughput", fields["throughput"]["text"]), ("Layout", r.layout.label),
+                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)),
                      ("$ / 1M tokens", fmt.usd_short(f.usd)),
                      ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
                      ("Evidence", evidence_kind(loaded))]),
@@ -890,6 +943,7 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     ]
     return {"id": loaded.id, "title": f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}",
             "href": page_url(recipe_src(loaded)), "gpu_type": r.gpu.type, "tokens": f.tokens_per_s,
+            "model": r.model, "like": fields, "like_src": like_src(loaded),
             "sections": [[name, [[label, text] for label, text in rows]] for name, rows in sections]}
 
 

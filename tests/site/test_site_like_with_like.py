@@ -122,3 +122,25 @@ def test_recipe_pages_say_the_training_kind_an_unstated_one_as_not_stated(site) 
     assert views.TRAINING_NOT_STATED in reference and "pre-training: every weight" not in reference
     assert views.TRAINING_TEXT["pre-training"] in pages["recipes/gemma-4-31b/h100/pre-bf16.md"].content
     assert views.TRAINING_TEXT["lora"] in pages["recipes/gemma-4-31b/h100/lora-bf16.md"].content
+
+
+def test_compare_records_lead_with_what_makes_them_like_with_like(site) -> None:  # noqa: ANN001
+    _, pages = site
+    record = json.loads(pages["recipes/gemma-4-31b/h100/pre-fp8.compare.json"].content)
+    decides = [label for label, _ in record["sections"][0][1]]
+    assert decides[:5] == ["GPU count", "Tokens per row", "Training", "Precision", "Throughput"]
+    assert {key: f["value"] for key, f in record["like"].items()} == {
+        "gpu_count": 8, "row_tokens": 8192, "kind": "pre-training", "precision": "fp8-cs",
+        "throughput": views.THROUGHPUT_STEADY}
+    assert [key for key, _ in views.LIKE_FIELDS] == list(record["like"])
+    assert record["like_src"] == "recipes/gemma-4-31b/h100.like.json"
+
+
+def test_like_twins_keep_each_like_keys_fastest_recipes(site) -> None:  # noqa: ANN001
+    _, pages = site
+    twins = json.loads(pages["recipes/gemma-4-31b/h100.like.json"].content)
+    assert (twins["model"], twins["gpu_type"]) == ("Gemma-4-31B", "H100")
+    ids = [t["id"].split("/")[-1] for t in twins["recipes"]]
+    # fastest first; both pre-training BF16 recipes (one key, up to TWINS_PER_KEY kept), every other key once
+    assert ids == ["lora-bf16", "pre-fp8", "attune-tp2-pp4-split13", "sft-bf16", "pre-bf16", "pre-bf16-slow"]
+    assert twins["recipes"][1]["like"]["precision"] == {"value": "fp8-cs", "text": "FP8-CS"}
