@@ -51,6 +51,10 @@ PAGES = {
     "search": "methodology/",
     # The reference (8 H100, 8,192 tokens per row) against MPT-30B's fastest H100 recipes (32 and 16 GPUs at 2,048):
     # not like with like, and the nearest like-with-like MPT-30B recipe offered for each.
+    # Frameworks side by side: named from the stated text (kept under the name), each figure's runs and what its
+    # convergence check compared against; our own three frameworks, and MLPerf's rows beside NVIDIA's summaries.
+    "model-frameworks": "models/llama-3.2-1b/#frameworks-side-by-side",
+    "model-frameworks-mlperf": "models/llama-2-70b/#frameworks-side-by-side",
     "compare-unlike": f"compare/?ids={REF_ID},mpt-30b/h100/foundry-bf16-s2048-32gpu-gbs1344,"
                       "mpt-30b/h100/foundry-bf16-s2048-16gpu-gbs480",
 }

@@ -199,13 +199,6 @@ STACK_LABELS = {"framework": "Framework", "megatron_lm": "Megatron-LM", "megatro
                 "network": "Network", "source": "Source"}
 
 
-def framework_name(framework: str) -> str:
-    """'miles 0.1.0 (...)' -> 'miles': the first word, which the site filters and groups on. A list's separator is not
-    part of the name: MLPerf's 'PyTorch, NeMo Framework NVIDIA Release 25.04' -> 'PyTorch'."""
-    words = framework.split()
-    return (words[0].rstrip(",;") or words[0]) if words else framework
-
-
 def csv_number(value: float | None) -> str:
     """A figure of recipes.csv, as a number: never neutralised, so a negative figure stays a number a spreadsheet
     can sum (it is the site's own float, never contributor text, and "-1.5" is data, not a formula)."""

@@ -22,6 +22,7 @@ import yaml
 from markupsafe import Markup
 
 from generator import figures
+from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
 from generator.problems import Problem
 from generator.registry import Registry
@@ -467,7 +468,8 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
 # throughput what tokens/s per GPU is (views.throughput_kind: steady-state, or a time to train with its evaluations);
 # the last three are figures.comparable_mfu's: 6N over the dense BF16 peak, Megatron's count (with the causal
 # attention term) over the row's peak and over BF16.
-CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
+CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "framework_stated", "layout",
+               "precision",
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
                "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16"]
 
@@ -491,7 +493,7 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
     return fmt.csv_line([
         *text, str(r.gpu.count), fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
-        fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
+        fmt.csv_text(framework_name(r.stack.framework)), fmt.csv_text(r.stack.framework), fmt.csv_text(r.layout.label),
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), views.throughput_kind(loaded), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
@@ -499,8 +501,9 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16))])
 
 
-FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework", "id", "status",
-                     "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework",
+                     "framework_stated", "id", "status", "tokens_per_s_per_gpu", "runs", "mfu", "mfu_formula",
+                     "usd_per_million_tokens", "convergence", "convergence_against", "evidence"]
 
 
 def _frameworks_csv(run: _Render) -> str:
@@ -512,10 +515,10 @@ def _frameworks_csv(run: _Render) -> str:
                 lines.append(fmt.csv_line([
                     fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
                     side.like.precision, side.like.throughput, str(side.row_tokens), fmt.csv_text(row["framework"]),
-                    fmt.csv_text(row["id"]),
-                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
-                    fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
-                    fmt.csv_text(row["convergence"]),
+                    fmt.csv_text(row["stack"]), fmt.csv_text(row["id"]),
+                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_text(row["runs"]),
+                    fmt.csv_number(row["mfu_value"]), fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
+                    fmt.csv_text(row["convergence"]), fmt.csv_text(row["against"]),
                     fmt.csv_text(f"recipes/{row['id']}.evidence.json") if row["evidence_href"] else ""]))
     return "".join(lines)
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from generator import figures
 from generator.catalog import Catalog
+from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
 from generator.models import ENV_NAME_PATTERN, Recipe, Recompute
 from generator.site import formatting as fmt
@@ -658,7 +659,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; site_src/assets/js).
         "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "",
         "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
-        "framework": fmt.framework_name(r.stack.framework),
+        "framework": framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
         "training": r.workload.training.value if r.workload.training else "not stated",
         "training_short": training_kind(loaded).removeprefix("training kind "),
@@ -1142,13 +1143,66 @@ def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
 
 
 def convergence_text(loaded: LoadedRecipe) -> str:
-    """A recipe's convergence check in one line, or that it has none."""
+    """A recipe's convergence check in one line, or the publication's quality target reached (a benchmark's
+    convergence criterion, the submitter's runs), or that it has neither."""
     corr = loaded.recipe.correctness
     c = corr.convergence if corr is not None else None
     if c is None:
+        qt = corr.quality_target if corr is not None else None
+        if qt is not None:
+            return (f"quality target reached in {qt.runs_reached} of {fmt.plural(qt.runs, 'run')} (the submitter's; "
+                    "no convergence check published)")
         return "none published" if is_reported(loaded) else "none yet"
     return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
             f"loss difference {fmt.stated(c.final_loss_difference)}")
+
+
+def runs_text(loaded: LoadedRecipe) -> str:
+    """How many runs a recipe's tokens/s per GPU comes from: 'median of 3 runs', '1 run', or that the publication
+    does not say (one figure as stated)."""
+    res = loaded.recipe.result
+    runs = len(res.time_to_train.runs_ms) if res.time_to_train is not None else res.runs
+    if runs is None:
+        return "not stated (one published figure)"
+    return "1 run" if runs == 1 else f"median of {fmt.plural(runs, 'run')}"
+
+
+_REFERENCE_ARM = re.compile(r"\breference arm:\s*", re.IGNORECASE)
+
+
+def _reference_arm(note: str) -> str | None:
+    """The reference arm a convergence note names ('candidate arm: ...; reference arm: X; ...' -> X): up to the
+    first ';' outside brackets."""
+    found = _REFERENCE_ARM.search(note)
+    if found is None:
+        return None
+    depth = 0
+    for i, ch in enumerate(note[found.end():]):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == ";" and depth <= 0:
+            return note[found.end():found.end() + i].strip()
+    return note[found.end():].strip()
+
+
+def convergence_against(loaded: LoadedRecipe) -> str:
+    """What a recipe's convergence evidence compared against: its convergence check's reference arm (and the recipe
+    it names as its reference), or the publication's quality target, or that there was nothing to compare."""
+    corr = loaded.recipe.correctness
+    if corr is None:
+        return "nothing: no convergence check"
+    parts = []
+    c = corr.convergence
+    if c is not None:
+        arm = _reference_arm(c.note or "")
+        parts.append(f"reference arm: {arm}" if arm else (c.note or "its reference arm (not described)"))
+        if corr.reference:
+            parts.append(f"the reference: {corr.reference}")
+    qt = corr.quality_target
+    if qt is not None:
+        parts.append(f"the benchmark's quality target, {qt.metric} {qt.direction} {fmt.stated(qt.target)} (median run "
+                     f"{fmt.stated(qt.reached)})")
+    return "; ".join(parts) if parts else "nothing: no convergence check"
 
 
 @dataclass(frozen=True)
@@ -1168,12 +1222,12 @@ class FrameworkGroup:
 
 def framework_groups(recipes: list[LoadedRecipe]) -> list[FrameworkGroup]:
     """Every like line of a model's recipes (GPU type, training kind, precision, sequence) that two or more
-    frameworks (stack.framework's first word) have recipes on."""
+    frameworks (generator.frameworks.framework_name of stack.framework) have recipes on."""
     lines: dict[tuple[str, Like, int], dict[str, LoadedRecipe]] = {}
     for loaded in recipes:
         r = loaded.recipe
         key = (r.gpu.type, like(loaded), r.workload.row_tokens)
-        name = fmt.framework_name(r.stack.framework)
+        name = framework_name(r.stack.framework)
         best = lines.setdefault(key, {}).get(name)
         if best is None or (r.result.tokens_per_s_per_gpu, best.id) > (best.recipe.result.tokens_per_s_per_gpu, loaded.id):
             lines[key][name] = loaded
@@ -1192,12 +1246,13 @@ def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
     for loaded in group.rows:
         r = loaded.recipe
         f = recipe_figures(loaded, catalog)
-        out.append({"framework": fmt.framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
+        out.append({"framework": framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
                     "name": compact_name(loaded), "href": href(page, recipe_src(loaded)),
                     "evidence_href": href(page, evidence_src(loaded)) if has_evidence(loaded) else None,
                     "status": r.status.value, "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
                     "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
                     "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
                     "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
-                    "convergence": convergence_text(loaded)})
+                    "runs": runs_text(loaded), "convergence": convergence_text(loaded),
+                    "against": convergence_against(loaded)})
     return out
