@@ -32,6 +32,8 @@ PAGES = {
     "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
     "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
     "model-failed": "models/playbook-llama-80b/#what-failed-next-to-what-worked",
+    # The top of a model page with failed layouts: the link to them, before the first table.
+    "model-failed-top": "models/playbook-llama-8b/",
     "gpu": "gpus/h100/",
     "gpu-charts": "gpus/h100/#tokenss-per-gpu-against-gpu-count",
     "methodology": "methodology/",
@@ -73,6 +75,9 @@ ACTIONS = {
         for (let i = 0; i < 50 && document.querySelectorAll('[data-or-nearest]').length < 2; i++)
             await new Promise(r => setTimeout(r, 100));
     }""",
+    "model-failed": """() => {
+        document.querySelector('details.or-failed-list').open = true;
+        document.getElementById('or-failed-distinct').scrollIntoView({block: 'start'}); }""",
     "search": """async () => {
         const toggle = document.getElementById('__search'), input = document.querySelector('.md-search__input');
         toggle.checked = true;
