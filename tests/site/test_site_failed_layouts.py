@@ -111,3 +111,22 @@ def test_locator_names_the_hover_text_that_states_the_layout() -> None:
             "Nodes": item.gpu.count // 8, "MBS": lay.rows_per_microbatch, "GradAcc": lay.gradient_accumulation,
             "GBS": lay.global_batch, "DP": lay.dp, "PP": lay.pp, "TP": lay.tp, "ZeRO": lay.zero_stage}
         assert json.dumps(figure[int(found.group(1))]["xaxis"]) == '"x3"'  # the third panel, 8B's
+
+
+@pytest.mark.slow
+def test_every_group_page_links_its_sections_from_its_top(committed_site) -> None:  # noqa: ANN001
+    """Each model and GPU page opens with links to its sections; each link's target is a heading of the built page,
+    and a model page with failed layouts links them, with their count, before its first table."""
+    pages = sorted((committed_site.out / "models").glob("*/index.html")) + sorted(
+        (committed_site.out / "gpus").glob("*/index.html"))
+    assert len(pages) > 40
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        nav = re.search(r'<nav class="or-contents".*?</nav>', html, re.S)
+        assert nav, page
+        ids = set(re.findall(r'<h2 id="([^"]+)"', html))
+        targets = re.findall(r'href="#([^"]+)"', nav.group(0))
+        assert targets and set(targets) <= ids, (page, set(targets) - ids)
+    top = (committed_site.out / "models/playbook-llama-8b/index.html").read_text(encoding="utf-8")
+    jump = top.index("data-or-failed-jump")
+    assert jump < top.index("<table id=\"or-best\"") and "(352 failed layouts)" in top[jump:jump + 200]
