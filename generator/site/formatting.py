@@ -66,6 +66,14 @@ def usd(value: float | None) -> str:
     return DASH if value is None else f"${value:,.2f}"
 
 
+def price_text(per_gpu: float, stated: float) -> str:
+    """A price per GPU-hour as a price field shows it: to the decimals its instance's stated price carries, never
+    fewer than cents (27.44705 for 8 GPUs: '3.43088'; 55.04 for 8: '6.88'; $42.00, read as 42.0, for 4: '10.5'),
+    trailing zeros dropped, no separators (an input's number)."""
+    text = f"{per_gpu:.{max(figures.decimals(stated), 2)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def percent(fraction: float | None, places: int = 1) -> str:
     """A fraction (0-1) as a percentage: 0.21939 -> '21.9%'."""
     return DASH if fraction is None else f"{fraction * 100:,.{places}f}%"

@@ -841,12 +841,14 @@ def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
     for gpu_type in sorted(set(gpu_types), key=_caseless):
         offers = sorted(((i.usd_per_hour / i.gpu_count, name, i) for name, i in catalog.instances.items()
                          if i.gpu_type == gpu_type), key=lambda o: (o[0], o[1]))
-        entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "shown": "", "instance": None}
+        entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "text": "", "shown": "", "instance": None}
         if offers:
             per_gpu, name, inst = offers[0]
             url, rest = fmt.split_source(inst.source)
-            entry.update(value=repr(per_gpu), shown=fmt.usd(per_gpu), instance=name, provider=inst.provider,
-                         source_url=url, date=fmt.date(inst.date))
+            # `value` is what the page computes with (the served figures'); `text` is what a price field shows: the
+            # price per GPU to the decimals of the instance's stated price ($27.44705 for 8: 3.43088, not 3.43088125)
+            entry.update(value=repr(per_gpu), text=fmt.price_text(per_gpu, inst.usd_per_hour), shown=fmt.usd(per_gpu),
+                         instance=name, provider=inst.provider, source_url=url, date=fmt.date(inst.date))
         out.append(entry)
     return out
 

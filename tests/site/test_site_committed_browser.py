@@ -154,10 +154,10 @@ def test_issue18_pages_lead_with_the_best_layout_per_gpu_count(wide, phone, regi
         return !!b && !!g && !!(b.compareDocumentPosition(g) & Node.DOCUMENT_POSITION_FOLLOWING); }""")
     assert order, url
     rows = wide.evaluate("""() => [...document.querySelectorAll('#or-best tbody tr')].map(r => ({
-        cells: [...r.cells].map(c => c.innerText.trim()), id: r.cells[6].querySelector('a').title}))""")
+        cells: [...r.cells].map(c => c.innerText.trim()), id: r.cells[8].querySelector('a').title}))""")
     assert len(rows) == len(expected), (url, len(rows), len(expected))
     for row in rows:
-        what, gpus, kind, precision, sequence, _label, _name, of, tokens, _mfu = row["cells"]
+        what, gpus, tokens, _mfu, kind, precision, sequence, _label, _name, of = row["cells"]
         # a time-to-train figure carries its label (views.TTT_LABEL): a line of its own beside a steady-state one
         ttt = tokens.endswith(" " + views.TTT_LABEL)
         tokens = tokens.removesuffix(" " + views.TTT_LABEL)
@@ -610,6 +610,29 @@ def test_item4_catalog_prefill_typing_persistence(wide, registry) -> None:  # no
     wide.locator("[data-or-reset-prices]").click()
     assert "p.H100" not in wide.url
     assert _all_rows(wide) == served
+
+
+def test_item4_a_catalog_price_shows_to_its_stated_decimals(wide, registry) -> None:  # noqa: ANN001
+    """Issue 42: a price field showed '3.43088125' (AWS's $27.44705 for 8 A100): it shows the price to the decimals
+    AWS states (3.43088); the page still computes with the exact price, and that text typed back is no price of
+    one's own."""
+    wide.goto("recipes/")
+    a100 = wide.locator("input[data-or-price=A100]")
+    per_gpu = _catalog_price(registry, "A100")
+    assert repr(per_gpu) == "3.43088125" and a100.input_value() == "3.43088"
+    assert float(a100.get_attribute("data-or-default")) == per_gpu
+    shown = wide.eval_on_selector_all("input[data-or-price]", "els => els.map(e => e.value)")
+    assert all(len(v.split(".")[1]) <= 6 for v in shown if "." in v), shown
+    served = _all_rows(wide)
+    wide.locator("[data-or-decide] summary").click()
+    a100.fill("3.43")
+    wide.wait_for_function("location.search.includes('p.A100=3.43')")
+    a100.fill("3.43088")  # the catalog's, as the field shows it: the served figures again
+    wide.wait_for_function("!location.search.includes('p.A100')")
+    assert _all_rows(wide) == served
+    assert wide.evaluate("localStorage.getItem('openrecipes.prices.v1')") in (None, "{}")
+    wide.locator("[data-or-reset-prices]").click()
+    assert a100.input_value() == "3.43088"
 
 
 def test_item5_cost_to_train_equals_python_on_every_recipe(wide, registry) -> None:  # noqa: ANN001

@@ -125,3 +125,11 @@ def test_framework_filter_value_is_the_framework_the_stated_text_names(committed
     offered = next(o["options"] for o in views.filter_options(rows) if o["key"] == "framework")
     assert sorted(offered, key=str.lower) == sorted(names, key=str.lower)
     assert len({o.lower() for o in offered}) == len(offered)  # no two that differ only in case
+
+
+def test_a_price_field_shows_the_price_to_its_stated_decimals() -> None:
+    assert fmt.price_text(27.44705 / 8, 27.44705) == "3.43088"
+    assert fmt.price_text(55.04 / 8, 55.04) == "6.88"
+    assert fmt.price_text(42.0 / 4, 42.0) == "10.5"
+    assert fmt.price_text(98.32 / 8, 98.32) == "12.29"
+    assert fmt.price_text(40.0 / 8, 40.0) == "5"

@@ -2,6 +2,7 @@
    what decides first, the rest folded; own prices apply. */
 import { params, setParams } from "./url.js";
 import { usdPerMillion, usdShort, userPrices } from "./prices.js";
+import { scrollCue } from "./table.js";
 
 // Compare: tick 2-4 recipes in any table ("compare" in the URL keeps the ticks), then open the compare page
 // ("ids" in its URL), which fetches each recipe's record (recipes/<id>.compare.json, text formatted by Python)
@@ -165,7 +166,10 @@ export function initCompareView(root) {
     var wrap = document.createElement("div");
     wrap.className = "or-table-wrap";
     wrap.appendChild(table);
+    // On a phone each recipe column takes a share of a width the CSS sets from their count (two fit side by side).
+    table.style.setProperty("--or-cols", String(records.length));
     view.appendChild(wrap);
+    scrollCue(wrap);
     var more = document.createElement("button");
     more.type = "button";
     more.className = "md-button or-small-button";

@@ -519,3 +519,56 @@ export function initSimpleSort(root) {
     });
   });
 }
+
+// Sideways-scroll cues: a table wider than its box (a phone's best-layout, frameworks or compare table) says, above
+// it, that it scrolls and which columns are out of view to the right, kept current as it scrolls, as its box or
+// table changes size (a fold opened, the window turned) and as rows come; gone when nothing is out of view.
+export let CUE_WRAPS = ".or-table-wrap, .md-typeset__scrollwrap";
+
+function headName(th) {
+  var text = (th.textContent || "").replace(/\s+/g, " ").trim();
+  return text.length > 32 ? text.slice(0, 31) + "\u2026" : text;
+}
+
+export function scrollCue(wrap) {
+  if (wrap.orCue) { wrap.orCue(); return; }
+  var table = wrap.querySelector("table");
+  if (!table) return;
+  var cue = document.createElement("p");
+  cue.className = "or-scroll-cue";
+  cue.setAttribute("data-or-scroll-cue", "");
+  cue.hidden = true;
+  wrap.parentNode.insertBefore(cue, wrap);
+  var pending = false;
+  function update() {
+    pending = false;
+    var hidden = wrap.scrollWidth - wrap.clientWidth - wrap.scrollLeft > 2;
+    wrap.classList.toggle("or-scrolls", hidden);
+    if (!hidden) { cue.hidden = true; return; }
+    var edge = wrap.getBoundingClientRect().right + 2;
+    var row = table.tHead && table.tHead.rows[0];
+    var names = row ? Array.prototype.filter.call(row.cells, function (c) {
+      return c.offsetParent !== null && c.getBoundingClientRect().right > edge;
+    }).map(headName) : [];
+    cue.textContent = "Scrolls sideways \u2192 " + (names.length ? names.length + (names.length === 1 ? " more column: " :
+      " more columns: ") + names.join(", ") : "more to the right");
+    cue.hidden = false;
+  }
+  function later() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(update);
+  }
+  wrap.orCue = update;
+  wrap.addEventListener("scroll", later, { passive: true });
+  if (typeof ResizeObserver !== "undefined") {
+    var seen = new ResizeObserver(later);
+    seen.observe(wrap);
+    seen.observe(table);
+  }
+  update();
+}
+
+export function initScrollCues(root) {
+  root.querySelectorAll(CUE_WRAPS).forEach(scrollCue);
+}
