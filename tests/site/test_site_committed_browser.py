@@ -172,6 +172,31 @@ def test_issue18_pages_lead_with_the_best_layout_per_gpu_count(wide, phone, regi
     assert phone.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
 
 
+@pytest.mark.parametrize("url", ["models/llama-3-70b/", "gpus/h100/"])
+def test_issue42_on_a_phone_the_best_layout_table_starts_with_its_figures_and_says_it_scrolls(phone, url) -> None:  # noqa: ANN001
+    """Issue 42: tokens/s per GPU sat at 844-956 px of a 350 px box with no cue. It is in view (its header's right edge
+    inside the box), and a cue above the table names the columns out of view, and goes once they are scrolled in."""
+    phone.goto(url)
+    box = phone.evaluate("""() => { const t = document.getElementById('or-best'), w = t.parentElement;
+        const edge = w.getBoundingClientRect().right;
+        const head = [...t.tHead.rows[0].cells].find(c => c.textContent.trim() === 'Tokens/s per GPU');
+        const cue = w.previousElementSibling;
+        return {tokens: head.getBoundingClientRect().right <= edge, scrolls: w.scrollWidth > w.clientWidth,
+                cue: cue && cue.matches('[data-or-scroll-cue]') && !cue.hidden ? cue.textContent : null}; }""")
+    assert box["tokens"] and box["scrolls"], box
+    assert box["cue"] and box["cue"].startswith("Scrolls sideways") and "Fastest recipe" in box["cue"], box
+    phone.evaluate("() => { const w = document.getElementById('or-best').parentElement; w.scrollLeft = w.scrollWidth; }")
+    phone.wait_for_function("() => document.getElementById('or-best').parentElement.previousElementSibling.hidden")
+
+
+def test_issue42_compare_fits_two_recipes_on_a_phone(phone) -> None:  # noqa: ANN001
+    phone.goto(f"compare/?ids={REF_ID},llama-3-70b/h100/mb-25.11-dgx-h100-64gpu-fp8-cs")
+    phone.wait_for_selector("#or-compare-table")
+    fit = phone.evaluate("""() => { const t = document.getElementById('or-compare-table'), w = t.parentElement;
+        return w.scrollWidth <= w.clientWidth + 1; }""")
+    assert fit
+
+
 def test_a_group_table_over_1000_rows_says_it_shows_the_first_and_shows_all(wide, registry) -> None:  # noqa: ANN001
     """gpus/h100/ holds more than 1,000 recipes: the page says it shows the first LIVE_ROWS, links to the all-recipes table
     filtered to H100 (same recipes), and "Show all" puts every one in, which a later sort keeps."""
