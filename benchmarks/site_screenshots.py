@@ -49,6 +49,8 @@ PAGES = {
     # A card with inferred values (its last rows), and a page's figures with the comparable MFU rows.
     "recipe-inferred": "recipes/llama-3-8b/gb200/mb-25.09-dgx-gb200-8gpu-fp8-mx/",
     "recipe-figures": "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs/#figures",
+    # A publication's MFU beside ours, each with its FLOP count a token (DGX Cloud's 62.47% against our 52.04%).
+    "recipe-published-mfu": "recipes/llama-3.1-8b/h100/dgxc-unstated-pretrain-8gpu-bf16/#figures",
     # Search, opened and answered: the index is fetched when the reader reaches for it (search-on-demand.js).
     "search": "methodology/",
     # The reference (8 H100, 8,192 tokens per row) against MPT-30B's fastest H100 recipes (32 and 16 GPUs at 2,048):

@@ -84,6 +84,12 @@ def percent_value(value: float | None, places: int = 2) -> str:
     return DASH if value is None else f"{value:,.{places}f}%"
 
 
+def flops(value: float) -> str:
+    """A FLOP count in three significant figures, its power of ten written out: 5.7833e10 -> '5.78e10'."""
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def peak_name(precision: str) -> str:
     """'fp8' -> 'FP8': the catalog's peak key as the site names it."""
     return precision.upper()

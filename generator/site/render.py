@@ -24,6 +24,7 @@ from markupsafe import Markup
 from generator import figures
 from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
+from generator.models import Recipe
 from generator.problems import Problem
 from generator.registry import Registry
 from generator.site import direct, schema_doc, views
@@ -471,16 +472,20 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
 CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "framework_stated", "layout",
                "precision",
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
-               "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16"]
+               "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16",
+               "flops_per_token_6n", "published_tflops_per_gpu", "published_flops_per_token", "published_mfu"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
     """One recipe of recipes.json, as json.dumps(indent=1) writes it two levels down ({"recipes": [here]})."""
     d = views.recipe_figures(loaded, registry.catalog).derived
+    b = figures.published_beside(loaded.recipe, registry.catalog)
     record = {"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
         "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
         "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
-        "instance_usd_per_hour": d.instance_usd_per_hour}}
+        "instance_usd_per_hour": d.instance_usd_per_hour,
+        **({"published_flops_per_token": b.published_flops_per_token, "published_mfu": b.published_mfu,
+            "flops_per_token_6n": b.ours_flops_per_token} if b is not None else {})}}
     return "  " + json.dumps(record, indent=1, default=str).replace("\n", "\n  ")
 
 
@@ -498,7 +503,20 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         fmt.csv_number(f.tokens_per_s), views.throughput_kind(loaded), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
-        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16))])
+        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16)),
+        *_published_cells(r, registry)])
+
+
+def _published_cells(recipe: Recipe, registry: Registry) -> list[str]:
+    """recipes.csv's FLOP counts a token (6N, 4N on a frozen base) and, where the publication states Model TFLOP/s
+    per GPU, its figure, the count it implies and its MFU over the same peak as `mfu` (figures.published_beside)."""
+    six_n = 6.0 * recipe.result.active_params.count * (figures.FROZEN_BASE_FRACTION if figures.frozen_base(recipe)
+                                                         else 1.0)
+    b = figures.published_beside(recipe, registry.catalog)
+    if b is None:
+        return [fmt.csv_number(six_n), "", "", ""]
+    return [fmt.csv_number(six_n), *(fmt.csv_number(x) for x in (b.published_tflops_per_gpu,
+                                                                 b.published_flops_per_token, b.published_mfu))]
 
 
 FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework",

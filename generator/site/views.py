@@ -493,6 +493,54 @@ def comparable_mfu_rows(recipe: Recipe, catalog: Catalog) -> list[tuple[str, str
     return rows
 
 
+def published_count_name(loaded: LoadedRecipe) -> str:
+    """The FLOP count a publication's Model TFLOP/s is held to (check, 0.5%): Megatron's, or the convention recorded
+    that reproduces it, or none found (published_figures_disagree)."""
+    res = loaded.recipe.result
+    if res.published_figures_disagree:
+        return "a count that no convention tried reproduces: see the discrepancy"
+    c = res.published_model_tflops_convention
+    if c is None:
+        return "Megatron's count: every matrix product, causal attention"
+    if c.six_n_params is not None:
+        return (f"llm-foundry's count: 6 x {fmt.integer(c.six_n_params)} parameters + 12 x layers x hidden x sequence, "
+                "attention over every key")
+    if c.hybrid_count is not None:
+        return "Megatron-Bridge's count of the hybrid blocks"
+    said = ["Megatron's count"]
+    if not c.causal_attention:
+        said.append("attention over every key, no causal halving")
+    if not c.gated_experts:
+        said.append("experts counted as two matrices")
+    if not c.sliding_windows:
+        said.append("sliding windows counted as global attention")
+    if c.attention_head_dim is not None:
+        said.append(f"attention at head dimension {c.attention_head_dim}")
+    if c.frozen_base:
+        said.append("2/3 of it for a frozen base")
+    return said[0] + (" with " + ", ".join(said[1:]) if len(said) > 1 else "")
+
+
+def published_beside_text(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
+    """'Published: 617.8 TFLOP/s per GPU, 62.47% of the BF16 peak (989 TFLOP/s), by its count of 5.78e10 FLOPs a token
+    (...). Ours: 52.04% by 6N, 4.82e10 FLOPs a token. ...' (figures.published_beside), or None where no TFLOP/s is
+    published."""
+    b = figures.published_beside(loaded.recipe, catalog)
+    if b is None:
+        return None
+    six_n = "4N (frozen base)" if figures.frozen_base(loaded.recipe) else "6N"
+    peak = (f", {fmt.percent(b.published_mfu, 2)} of the {fmt.peak_name(b.peak_precision or 'bf16')} peak "
+            f"({fmt.number(b.peak_flops / 1e12, 0)} TFLOP/s)") if b.published_mfu is not None and b.peak_flops else ""
+    ours = f"Ours: {fmt.percent(b.ours_mfu, 2)} by {six_n}" if b.ours_mfu is not None else f"Ours: by {six_n}"
+    text = (f"Published: {fmt.stated(b.published_tflops_per_gpu)} TFLOP/s per GPU{peak}, by its count of "
+            f"{fmt.flops(b.published_flops_per_token)} FLOPs a token ({published_count_name(loaded)}). {ours}, "
+            f"{fmt.flops(b.ours_flops_per_token)} FLOPs a token.")
+    if not loaded.recipe.result.published_figures_disagree:
+        text += (f" Both at {fmt.stated(loaded.recipe.result.tokens_per_s_per_gpu)} tokens/s per GPU: they differ by "
+                 "their FLOP counts, not by the run.")
+    return text
+
+
 def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
     r = loaded.recipe
     res = r.result
@@ -512,6 +560,9 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {peak} peak, "
                      f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"
                      + (", 4N FLOPs a token (frozen base)" if figures.frozen_base(r) else "")))
+    beside = published_beside_text(loaded, catalog)
+    if beside is not None:
+        rows.append(("The publication's MFU beside ours", beside))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
     rows += comparable_mfu_rows(r, catalog)
