@@ -547,8 +547,10 @@ export function scrollCue(wrap) {
     if (!hidden) { cue.hidden = true; return; }
     var edge = wrap.getBoundingClientRect().right + 2;
     var row = table.tHead && table.tHead.rows[0];
+    // a column counts as out of view when less than half of it shows
     var names = row ? Array.prototype.filter.call(row.cells, function (c) {
-      return c.offsetParent !== null && c.getBoundingClientRect().right > edge;
+      var r = c.getBoundingClientRect();
+      return c.offsetParent !== null && r.left + r.width / 2 > edge;
     }).map(headName) : [];
     cue.textContent = "Scrolls sideways \u2192 " + (names.length ? names.length + (names.length === 1 ? " more column: " :
       " more columns: ") + names.join(", ") : "more to the right");
