@@ -32,6 +32,9 @@ PAGES = {
     "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
     "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
     "model-failed": "models/playbook-llama-80b/#what-failed-next-to-what-worked",
+    # The best-layout tables, their figures first (on a phone, with the cue naming the columns out of view).
+    "model-best": "models/llama-3-70b/",
+    "gpu-best": "gpus/h100/",
     # The top of a model page with failed layouts: the link to them, before the first table.
     "model-failed-top": "models/playbook-llama-8b/",
     "gpu": "gpus/h100/",
@@ -77,6 +80,8 @@ ACTIONS = {
         for (let i = 0; i < 50 && document.querySelectorAll('[data-or-nearest]').length < 2; i++)
             await new Promise(r => setTimeout(r, 100));
     }""",
+    "model-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
+    "gpu-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
     "model-failed": """() => {
         document.querySelector('details.or-failed-list').open = true;
         document.getElementById('or-failed-distinct').scrollIntoView({block: 'start'}); }""",
