@@ -7,7 +7,7 @@ home, all recipes (also with a budget and a filter, and after "Show all" scrolle
 (also at a price of one's own), a recipe with inferred values and one's comparable MFU rows, a model page
 (its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
 scaling chart, the methodology and a compare
-view of three recipes. For each
+view of three recipes (also one of three that are not like with like). For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
 
@@ -32,6 +32,11 @@ PAGES = {
     "model-plan": f"models/llama-3-70b/?{PLAN}#plan-a-run",
     "model-charts": "models/llama-3-70b/#tokenss-per-gpu-against-gpu-count",
     "model-failed": "models/playbook-llama-80b/#what-failed-next-to-what-worked",
+    # The best-layout tables, their figures first (on a phone, with the cue naming the columns out of view).
+    "model-best": "models/llama-3-70b/",
+    "gpu-best": "gpus/h100/",
+    # The top of a model page with failed layouts: the link to them, before the first table.
+    "model-failed-top": "models/playbook-llama-8b/",
     "gpu": "gpus/h100/",
     "gpu-charts": "gpus/h100/#tokenss-per-gpu-against-gpu-count",
     "methodology": "methodology/",
@@ -47,8 +52,18 @@ PAGES = {
     # A card with inferred values (its last rows), and a page's figures with the comparable MFU rows.
     "recipe-inferred": "recipes/llama-3-8b/gb200/mb-25.09-dgx-gb200-8gpu-fp8-mx/",
     "recipe-figures": "recipes/llama-3-8b/b200/mb-25.09-dgx-b200-8gpu-fp8-cs/#figures",
+    # A publication's MFU beside ours, each with its FLOP count a token (DGX Cloud's 62.47% against our 52.04%).
+    "recipe-published-mfu": "recipes/llama-3.1-8b/h100/dgxc-unstated-pretrain-8gpu-bf16/#figures",
     # Search, opened and answered: the index is fetched when the reader reaches for it (search-on-demand.js).
     "search": "methodology/",
+    # The reference (8 H100, 8,192 tokens per row) against MPT-30B's fastest H100 recipes (32 and 16 GPUs at 2,048):
+    # not like with like, and the nearest like-with-like MPT-30B recipe offered for each.
+    # Frameworks side by side: named from the stated text (kept under the name), each figure's runs and what its
+    # convergence check compared against; our own three frameworks, and MLPerf's rows beside NVIDIA's summaries.
+    "model-frameworks": "models/llama-3.2-1b/#frameworks-side-by-side",
+    "model-frameworks-mlperf": "models/llama-2-70b/#frameworks-side-by-side",
+    "compare-unlike": f"compare/?ids={REF_ID},mpt-30b/h100/foundry-bf16-s2048-32gpu-gbs1344,"
+                      "mpt-30b/h100/foundry-bf16-s2048-16gpu-gbs480",
 }
 # What a shot does on its page before it is taken (JavaScript, awaited).
 ACTIONS = {
@@ -61,6 +76,15 @@ ACTIONS = {
     "recipe-inferred": """() => {
         const dts = [...document.querySelectorAll('#card dt')].filter(d => d.textContent === 'Inferred');
         dts[dts.length - 1].scrollIntoView({block: 'end'}); }""",
+    "compare-unlike": """async () => {
+        for (let i = 0; i < 50 && document.querySelectorAll('[data-or-nearest]').length < 2; i++)
+            await new Promise(r => setTimeout(r, 100));
+    }""",
+    "model-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
+    "gpu-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
+    "model-failed": """() => {
+        document.querySelector('details.or-failed-list').open = true;
+        document.getElementById('or-failed-distinct').scrollIntoView({block: 'start'}); }""",
     "search": """async () => {
         const toggle = document.getElementById('__search'), input = document.querySelector('.md-search__input');
         toggle.checked = true;

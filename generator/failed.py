@@ -57,6 +57,10 @@ class FailedPublication(_Closed):
     line: int = Field(description="Line of the entry in the document.", gt=0, le=MAX_COUNT)
     column: int | None = Field(default=None, description="Column where the entry starts, for documents that hold "
                                "many entries on one line.", gt=0, le=10**9)
+    locator: str | None = Field(default=None, description="Where a reader finds the entry in the document's own "
+                                "terms (a table's row, a figure's panel, trace and point), as the importer read it; "
+                                "the site shows it in place of the line and column. null: the line is enough.",
+                                min_length=1)
 
 
 class FailedLayout(_Closed):

@@ -870,3 +870,41 @@ def comparable_mfu(recipe: Recipe, catalog: Catalog) -> ComparableMfu:
     share = causal_attention_flops_per_token(arch, seq, mtp_layers=mtp) / (6.0 * n)
     return ComparableMfu(six_n_bf16, flops_utilisation(count, tps, peak) if peak else None,
                          flops_utilisation(count, tps, bf16) if bf16 else None, share)
+
+
+# --- a publication's own MFU beside the registry's ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PublishedBeside:
+    """A publication's stated Model TFLOP/s per GPU beside the registry's MFU, each with its FLOP count per token, so
+    that a reader who compares with the source sees why the two differ (the count, not the run):
+
+    - published_flops_per_token: the publication's count, as its own figures imply it: its TFLOP/s per GPU over its
+      tokens/s per GPU (617.8e12 / 10,682.4 = 5.78e10 for DGX Cloud's Llama-3.1-8B on 8 H100).
+    - published_mfu: its TFLOP/s over the same peak as the registry's `mfu` (the precision's, for reported rows);
+      None without a peak.
+    - ours_flops_per_token: 6N (4N on a frozen base), the count `mfu` uses; ours_mfu: `mfu` recomputed."""
+
+    published_tflops_per_gpu: float
+    published_flops_per_token: float
+    published_mfu: float | None
+    ours_flops_per_token: float
+    ours_mfu: float | None
+    peak_flops: float | None
+    peak_precision: str | None
+
+
+def published_beside(recipe: Recipe, catalog: Catalog) -> PublishedBeside | None:
+    """None where the publication states no Model TFLOP/s per GPU."""
+    result = recipe.result
+    published = result.published_model_tflops_per_gpu
+    if published is None:
+        return None
+    tps = result.tokens_per_s_per_gpu
+    peak, precision = peak_for(recipe, catalog)
+    frozen = frozen_base(recipe)
+    ours_count = 6.0 * result.active_params.count * (FROZEN_BASE_FRACTION if frozen else 1.0)
+    return PublishedBeside(
+        published, published * 1e12 / tps, published * 1e12 / peak if peak else None, ours_count,
+        mfu(result.active_params.count, tps, peak, frozen) if peak else None, peak, precision)

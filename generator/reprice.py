@@ -3,9 +3,9 @@
 A recipe's $/1M tokens is a claim recomputed from its instance's price (figures.usd_per_million_tokens), so a price
 that is added or changed must reach every recipe it prices. For each recipe this tool:
 
-- keeps the instance the recipe names; a Megatron-Bridge or torchtitan recipe (an `mb-*` or `titan-*` file) that
-  names none gains the catalog instance of its GPU type and node size (Catalog.instance_for, the choice its importer
-  makes), so the committed recipes stay exactly what a re-import writes;
+- keeps the instance the recipe names; a Megatron-Bridge, torchtitan or MLPerf Training recipe (an `mb-*`, `titan-*`
+  or `mlperf-*` file) that names none gains the catalog instance of its GPU type and node size (Catalog.instance_for,
+  the choice its importer makes), so the committed recipes stay exactly what a re-import writes;
 - recomputes $/1M through figures.derive and rewrites only the two scalars (gpu.instance, result.usd_per_million_
   tokens) in place, every other byte kept. A stated figure that still agrees at its written precision is left as
   written (the reference recipe stays byte-identical); a new or changed one is written the importers' way: at
@@ -29,7 +29,7 @@ from generator.load import LoadedRecipe, written_scalar
 from generator.registry import atomic_write, find_root, load_registry
 
 # File-name prefixes of the importers whose recipes differ, priced or not, only in these two scalars.
-CATALOG_PRICED_PREFIXES = ("mb-", "titan-")
+CATALOG_PRICED_PREFIXES = ("mb-", "titan-", "mlperf-")
 # generator/importers/base.derive_figures writes $/1M to at least this many decimals.
 
 

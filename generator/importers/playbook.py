@@ -747,7 +747,17 @@ def copy_read(document: Document) -> dict[str, Any]:
                      "revision of the file could not be reached from here."}}
 
 
-def failed_entry(row: Row, document: Document) -> dict[str, Any]:
+def locator(row: Row, entries: int) -> str:
+    """Where a reader finds a row in the figure: its panel (the model's title over it), its node row (the label
+    left of it), and its hover text where the figure's data holds it (trace `row.cell`, position `row.index` of that
+    trace's text array: the figure's `data[cell].text[index]` in a browser's console). The text states the row's
+    configuration (Nodes, MBS, GradAcc, GBS, DP, PP, TP, ZeRO), which the failed layout's fields repeat."""
+    c = row.config
+    return (f"the {c.model} panel, {c.nodes}-node row: hover text {row.index + 1} of {entries} "
+            f"(data[{row.cell}].text[{row.index}])")
+
+
+def failed_entry(row: Row, document: Document, entries: int) -> dict[str, Any]:
     c, f = row.config, row.figures
     return {
         "gpu": {"type": GPU_TYPE, "count": c.gpus, "per_node": GPUS_PER_NODE},
@@ -757,15 +767,19 @@ def failed_entry(row: Row, document: Document) -> dict[str, Any]:
         "stated": None if f is None else {"mfu_percent": f.mfu_percent,
                                           "tokens_per_s_per_gpu": float(f.tokens_per_s_per_gpu),
                                           "memory_gb": f.memory_gb},
-        "publication": {"url": document.url, "commit": document.commit, "line": row.line, "column": row.column},
+        "publication": {"url": document.url, "commit": document.commit, "line": row.line, "column": row.column,
+                        "locator": locator(row, entries)},
     }
 
 
 def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> dict[str, str]:
     """failed/<model slug>.yaml (relative path) -> its text, one file per model with a catalog card."""
     by_model: dict[str, list[dict[str, Any]]] = {}
+    entries: dict[int, int] = {}  # a cell's (trace's) text entries, merged repeats included
+    for row in (*sweep.rows, *sweep.merged):
+        entries[row.cell] = entries.get(row.cell, 0) + 1
     for row in failed_layouts(sweep):
-        by_model.setdefault(row.model, []).append(failed_entry(row, document))
+        by_model.setdefault(row.model, []).append(failed_entry(row, document, entries[row.cell]))
     return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
             render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
             for model, entries in by_model.items() if model in catalog.model_slugs}

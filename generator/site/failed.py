@@ -32,6 +32,13 @@ def _stated(item: FailedLayout) -> str:
 
 
 def _where(item: FailedLayout) -> str:
+    """Where the publication states it, as a reader finds it: the importer's locator (a figure's panel, row, trace
+    and point; a table's row) where it wrote one, else the line (and column) of the document."""
+    pub = item.publication
+    return pub.locator or f"line {pub.line}" + (f", column {pub.column}" if pub.column else "")
+
+
+def _line_col(item: FailedLayout) -> str:
     pub = item.publication
     return f"line {pub.line}" + (f", column {pub.column}" if pub.column else "")
 
@@ -51,19 +58,19 @@ def outcome_kind(outcome: str) -> str:
 
 
 def _distance(item: FailedLayout, loaded: LoadedRecipe) -> float:
-    """How far a recipe's layout is from a failed one: the sum of |log2| ratios of TP, PP, DP, micro-batch and GPU
-    count (one doubling of any is 1)."""
+    """How far a recipe's layout is from a failed one: the sum of |log2| ratios of TP, PP, DP and micro-batch (one
+    doubling of any is 1). Only recipes on the same GPU type and count are candidates (_Worked)."""
     return _apart(_failed_shape(item), _shape(loaded))
 
 
 def _failed_shape(item: FailedLayout) -> tuple[float, ...]:
     lay = item.layout
-    return lay.tp, lay.pp, lay.dp, lay.rows_per_microbatch, item.gpu.count
+    return lay.tp, lay.pp, lay.dp, lay.rows_per_microbatch
 
 
 def _shape(loaded: LoadedRecipe) -> tuple[float, ...]:
     r = loaded.recipe
-    return r.layout.tp, r.layout.pp, max(r.layout.dp, 1), r.layout.rows_per_microbatch or 1, r.gpu.count
+    return r.layout.tp, r.layout.pp, max(r.layout.dp, 1), r.layout.rows_per_microbatch or 1
 
 
 def _apart(failed: tuple[float, ...], worked: tuple[float, ...]) -> float:
@@ -76,20 +83,20 @@ def _preferred(loaded: LoadedRecipe) -> tuple[float, str]:
 
 
 class _Worked:
-    """A group's recipes by GPU type and layout shape, the preferred recipe of each shape: the committed registry has
-    ~1,500 distinct failed layouts and ~350 recipes on a GPU type but only dozens of shapes, and a shape's recipes
-    are all equally near any failed layout."""
+    """A group's recipes by GPU type and count and by layout shape, the preferred recipe of each shape: the committed
+    registry has ~1,500 distinct failed layouts and ~350 recipes on a GPU type but only dozens of shapes, and a
+    shape's recipes are all equally near any failed layout."""
 
     def __init__(self, group: list[LoadedRecipe]) -> None:
-        self.shapes: dict[str, dict[tuple[float, ...], LoadedRecipe]] = {}
+        self.shapes: dict[tuple[str, int], dict[tuple[float, ...], LoadedRecipe]] = {}
         for loaded in group:
-            shapes = self.shapes.setdefault(loaded.recipe.gpu.type, {})
+            shapes = self.shapes.setdefault((loaded.recipe.gpu.type, loaded.recipe.gpu.count), {})
             shape = _shape(loaded)
             if shape not in shapes or _preferred(loaded) < _preferred(shapes[shape]):
                 shapes[shape] = loaded
 
     def nearest(self, item: FailedLayout) -> LoadedRecipe | None:
-        shapes = self.shapes.get(item.gpu.type)
+        shapes = self.shapes.get((item.gpu.type, item.gpu.count))
         if not shapes:
             return None
         failed = _failed_shape(item)
@@ -97,7 +104,9 @@ class _Worked:
 
 
 def nearest_worked(item: FailedLayout, group: list[LoadedRecipe]) -> LoadedRecipe | None:
-    """The recipe of the same GPU type whose layout is nearest the failed one (_distance), the faster on a tie."""
+    """The recipe on the same GPU type and count whose layout is nearest the failed one (_distance), the faster on a
+    tie; None where no recipe worked on that many GPUs of that type (a layout on another count is not a neighbour:
+    what fits in memory and how fast it runs change with the count)."""
     return _Worked(group).nearest(item)
 
 
@@ -119,7 +128,7 @@ def distinct_failures(data: FailedLayouts, group: list[LoadedRecipe], page: str)
             "pp": lay.pp, "dp": lay.dp, "zero": lay.zero_stage, "micro": lay.rows_per_microbatch,
             "accumulation": lay.gradient_accumulation, "outcome": outcome_kind(item.outcome), "times": 1,
             "stated": _stated(item),
-            "where": _where(item), "url": fmt.safe_url(item.publication.url),
+            "where": _where(item), "line_col": _line_col(item), "url": fmt.safe_url(item.publication.url),
             "near": None if near is None else {
                 "href": views.href(page, views.recipe_src(near)), "label": near.recipe.layout.label,
                 "gpus": f"{near.recipe.gpu.count} {near.recipe.gpu.type}",
@@ -153,12 +162,12 @@ def section(data: FailedLayouts | None, group: list[LoadedRecipe], page: str) ->
                 "tokens": fmt.short(best.recipe.result.tokens_per_s_per_gpu),
                 "micro": f"micro-batch {best.recipe.layout.rows_per_microbatch}"},
             "layouts": [{"layout": _layout_text(item), "outcome": item.outcome, "where": _where(item),
-                       "url": fmt.safe_url(item.publication.url)} for item in bad],
+                         "line_col": _line_col(item), "url": fmt.safe_url(item.publication.url)} for item in bad],
         })
     distinct = distinct_failures(data, group, page)
     kinds = sorted({d["outcome"] for d in distinct})
     return {"rows": rows, "total": len(data.layouts), "distinct": distinct, "kinds": kinds, "untold": BOTH in kinds,
-            "open": len(distinct) <= OPEN_UP_TO}
+            "open": len(distinct) <= OPEN_UP_TO, "no_neighbour": sum(d["near"] is None for d in distinct)}
 
 
 # A failures table of more rows than this is folded at first (on a phone the full list was 62,000 px tall).

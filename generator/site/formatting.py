@@ -66,6 +66,14 @@ def usd(value: float | None) -> str:
     return DASH if value is None else f"${value:,.2f}"
 
 
+def price_text(per_gpu: float, stated: float) -> str:
+    """A price per GPU-hour as a price field shows it: to the decimals its instance's stated price carries, never
+    fewer than cents (27.44705 for 8 GPUs: '3.43088'; 55.04 for 8: '6.88'; $42.00, read as 42.0, for 4: '10.5'),
+    trailing zeros dropped, no separators (an input's number)."""
+    text = f"{per_gpu:.{max(figures.decimals(stated), 2)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def percent(fraction: float | None, places: int = 1) -> str:
     """A fraction (0-1) as a percentage: 0.21939 -> '21.9%'."""
     return DASH if fraction is None else f"{fraction * 100:,.{places}f}%"
@@ -74,6 +82,12 @@ def percent(fraction: float | None, places: int = 1) -> str:
 def percent_value(value: float | None, places: int = 2) -> str:
     """A value already in percent: 2.19 -> '2.19%'."""
     return DASH if value is None else f"{value:,.{places}f}%"
+
+
+def flops(value: float) -> str:
+    """A FLOP count in three significant figures, its power of ten written out: 5.7833e10 -> '5.78e10'."""
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def peak_name(precision: str) -> str:
@@ -197,13 +211,6 @@ STACK_LABELS = {"framework": "Framework", "megatron_lm": "Megatron-LM", "megatro
                 "pytorch": "PyTorch", "cuda": "CUDA", "nccl": "NCCL", "driver": "NVIDIA driver", "deepep": "DeepEP",
                 "python": "Python", "attention_backend": "Attention backend", "gpu_name": "GPU name",
                 "network": "Network", "source": "Source"}
-
-
-def framework_name(framework: str) -> str:
-    """'miles 0.1.0 (...)' -> 'miles': the first word, which the site filters and groups on. A list's separator is not
-    part of the name: MLPerf's 'PyTorch, NeMo Framework NVIDIA Release 25.04' -> 'PyTorch'."""
-    words = framework.split()
-    return (words[0].rstrip(",;") or words[0]) if words else framework
 
 
 class CsvNumber(str):

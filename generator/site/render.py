@@ -22,7 +22,9 @@ import yaml
 from markupsafe import Markup
 
 from generator import figures
+from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
+from generator.models import Recipe
 from generator.problems import Problem
 from generator.registry import Registry
 from generator.site import direct, schema_doc, views
@@ -478,18 +480,23 @@ def _schema_page(env: jinja2.Environment, registry: Registry, memo: Memo) -> Pag
 # throughput what tokens/s per GPU is (views.throughput_kind: steady-state, or a time to train with its evaluations);
 # the last three are figures.comparable_mfu's: 6N over the dense BF16 peak, Megatron's count (with the causal
 # attention term) over the row's peak and over BF16.
-CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "layout", "precision",
+CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "framework", "framework_stated", "layout",
+               "precision",
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
-               "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16"]
+               "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16",
+               "flops_per_token_6n", "published_tflops_per_gpu", "published_flops_per_token", "published_mfu"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
     """One recipe of recipes.json, as json.dumps(indent=1) writes it two levels down ({"recipes": [here]})."""
     d = views.recipe_figures(loaded, registry.catalog).derived
+    b = figures.published_beside(loaded.recipe, registry.catalog)
     record = {"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
         "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
         "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
-        "instance_usd_per_hour": d.instance_usd_per_hour}}
+        "instance_usd_per_hour": d.instance_usd_per_hour,
+        **({"published_flops_per_token": b.published_flops_per_token, "published_mfu": b.published_mfu,
+            "flops_per_token_6n": b.ours_flops_per_token} if b is not None else {})}}
     return "  " + json.dumps(record, indent=1, default=str).replace("\n", "\n  ")
 
 
@@ -502,16 +509,30 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
     return fmt.csv_line([
         *text, str(r.gpu.count), fmt.csv_text(r.gpu.instance or ""), fmt.csv_text(r.status.value),
-        fmt.csv_text(fmt.framework_name(r.stack.framework)), fmt.csv_text(r.layout.label),
+        fmt.csv_text(framework_name(r.stack.framework)), fmt.csv_text(r.stack.framework), fmt.csv_text(r.layout.label),
         r.workload.precision.value, r.workload.training.value if r.workload.training else "",
         fmt.csv_number(f.tokens_per_s), views.throughput_kind(loaded), fmt.csv_number(f.usd), fmt.csv_number(f.mfu),
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
-        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16))])
+        *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16)),
+        *_published_cells(r, registry)])
 
 
-FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework", "id", "status",
-                     "tokens_per_s_per_gpu", "mfu", "mfu_formula", "usd_per_million_tokens", "convergence", "evidence"]
+def _published_cells(recipe: Recipe, registry: Registry) -> list[str]:
+    """recipes.csv's FLOP counts a token (6N, 4N on a frozen base) and, where the publication states Model TFLOP/s
+    per GPU, its figure, the count it implies and its MFU over the same peak as `mfu` (figures.published_beside)."""
+    six_n = 6.0 * recipe.result.active_params.count * (figures.FROZEN_BASE_FRACTION if figures.frozen_base(recipe)
+                                                         else 1.0)
+    b = figures.published_beside(recipe, registry.catalog)
+    if b is None:
+        return [fmt.csv_number(six_n), "", "", ""]
+    return [fmt.csv_number(six_n), *(fmt.csv_number(x) for x in (b.published_tflops_per_gpu,
+                                                                 b.published_flops_per_token, b.published_mfu))]
+
+
+FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework",
+                     "framework_stated", "id", "status", "tokens_per_s_per_gpu", "runs", "mfu", "mfu_formula",
+                     "usd_per_million_tokens", "convergence", "convergence_against", "evidence"]
 
 
 def _frameworks_csv(run: _Render) -> str:
@@ -523,10 +544,10 @@ def _frameworks_csv(run: _Render) -> str:
                 lines.append(fmt.csv_line([
                     fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
                     side.like.precision, side.like.throughput, str(side.row_tokens), fmt.csv_text(row["framework"]),
-                    fmt.csv_text(row["id"]),
-                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_number(row["mfu_value"]),
-                    fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
-                    fmt.csv_text(row["convergence"]),
+                    fmt.csv_text(row["stack"]), fmt.csv_text(row["id"]),
+                    row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_text(row["runs"]),
+                    fmt.csv_number(row["mfu_value"]), fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
+                    fmt.csv_text(row["convergence"]), fmt.csv_text(row["against"]),
                     fmt.csv_text(f"recipes/{row['id']}.evidence.json") if row["evidence_href"] else ""]))
     return "".join(lines)
 
@@ -604,6 +625,10 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
             with_evidence.add(loaded.id)
+    # Each folder's (a model on a GPU type) twins, from which the compare view offers a like-with-like recipe.
+    for src, folder in _by(registry.recipes, views.like_src).items():
+        recipe_pages[src] = memo.get(("like", tuple(keys[x.id] for x in folder)), lambda folder=folder: Page(
+            json.dumps(views.like_twins(folder), indent=None, ensure_ascii=False) + "\n"))
     run = _Render(env, registry, keys, inputs, state, with_evidence)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)

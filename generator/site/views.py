@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from generator import figures
 from generator.catalog import Catalog
+from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
 from generator.models import ENV_NAME_PATTERN, Recipe, Recompute
 from generator.site import formatting as fmt
@@ -496,6 +497,54 @@ def comparable_mfu_rows(recipe: Recipe, catalog: Catalog) -> list[tuple[str, str
     return rows
 
 
+def published_count_name(loaded: LoadedRecipe) -> str:
+    """The FLOP count a publication's Model TFLOP/s is held to (check, 0.5%): Megatron's, or the convention recorded
+    that reproduces it, or none found (published_figures_disagree)."""
+    res = loaded.recipe.result
+    if res.published_figures_disagree:
+        return "a count that no convention tried reproduces: see the discrepancy"
+    c = res.published_model_tflops_convention
+    if c is None:
+        return "Megatron's count: every matrix product, causal attention"
+    if c.six_n_params is not None:
+        return (f"llm-foundry's count: 6 x {fmt.integer(c.six_n_params)} parameters + 12 x layers x hidden x sequence, "
+                "attention over every key")
+    if c.hybrid_count is not None:
+        return "Megatron-Bridge's count of the hybrid blocks"
+    said = ["Megatron's count"]
+    if not c.causal_attention:
+        said.append("attention over every key, no causal halving")
+    if not c.gated_experts:
+        said.append("experts counted as two matrices")
+    if not c.sliding_windows:
+        said.append("sliding windows counted as global attention")
+    if c.attention_head_dim is not None:
+        said.append(f"attention at head dimension {c.attention_head_dim}")
+    if c.frozen_base:
+        said.append("2/3 of it for a frozen base")
+    return said[0] + (" with " + ", ".join(said[1:]) if len(said) > 1 else "")
+
+
+def published_beside_text(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
+    """'Published: 617.8 TFLOP/s per GPU, 62.47% of the BF16 peak (989 TFLOP/s), by its count of 5.78e10 FLOPs a token
+    (...). Ours: 52.04% by 6N, 4.82e10 FLOPs a token. ...' (figures.published_beside), or None where no TFLOP/s is
+    published."""
+    b = figures.published_beside(loaded.recipe, catalog)
+    if b is None:
+        return None
+    six_n = "4N (frozen base)" if figures.frozen_base(loaded.recipe) else "6N"
+    peak = (f", {fmt.percent(b.published_mfu, 2)} of the {fmt.peak_name(b.peak_precision or 'bf16')} peak "
+            f"({fmt.number(b.peak_flops / 1e12, 0)} TFLOP/s)") if b.published_mfu is not None and b.peak_flops else ""
+    ours = f"Ours: {fmt.percent(b.ours_mfu, 2)} by {six_n}" if b.ours_mfu is not None else f"Ours: by {six_n}"
+    text = (f"Published: {fmt.stated(b.published_tflops_per_gpu)} TFLOP/s per GPU{peak}, by its count of "
+            f"{fmt.flops(b.published_flops_per_token)} FLOPs a token ({published_count_name(loaded)}). {ours}, "
+            f"{fmt.flops(b.ours_flops_per_token)} FLOPs a token.")
+    if not loaded.recipe.result.published_figures_disagree:
+        text += (f" Both at {fmt.stated(loaded.recipe.result.tokens_per_s_per_gpu)} tokens/s per GPU: they differ by "
+                 "their FLOP counts, not by the run.")
+    return text
+
+
 def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
     r = loaded.recipe
     res = r.result
@@ -515,6 +564,9 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {peak} peak, "
                      f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"
                      + (", 4N FLOPs a token (frozen base)" if figures.frozen_base(r) else "")))
+    beside = published_beside_text(loaded, catalog)
+    if beside is not None:
+        rows.append(("The publication's MFU beside ours", beside))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
     rows += comparable_mfu_rows(r, catalog)
@@ -695,7 +747,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         # Sort keys: numbers as text, "" where the value is unknown (sorted last either way; site_src/assets/js).
         "release_sort": ".".join(f"{n:04d}" for n in _release_order(pub.release)) if pub and pub.release else "",
         "gpu_sort": f"{r.gpu.type.lower()} {r.gpu.count:06d}",
-        "framework": fmt.framework_name(r.stack.framework),
+        "framework": framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
         "training": r.workload.training.value if r.workload.training else "not stated",
         "training_short": training_kind(loaded).removeprefix("training kind "),
@@ -762,16 +814,19 @@ TRAINING_TEXT = {"pre-training": "pre-training: every weight trained from the st
                  "lora": "LoRA: adapters on a frozen base, no weight gradients for it (MFU counts 4N, not 6N)"}
 
 
+KIND_NOT_STATED = "training kind not stated"
+
+
 def training_kind(loaded: LoadedRecipe) -> str:
     """'LoRA', 'SFT' or 'pre-training' (workload.training). Their tokens/s are not a layout choice against each
     other's."""
     training = loaded.recipe.workload.training
-    return TRAINING_NAMES[training.value] if training is not None else "training kind not stated"
+    return TRAINING_NAMES[training.value] if training is not None else KIND_NOT_STATED
 
 
 # The order like groups are listed in: pre-training first (what most questions are about), then what does not say,
 # then fine-tuning.
-_KIND_ORDER = {"pre-training": 0, "training kind not stated": 1, "SFT": 2, "LoRA": 3}
+_KIND_ORDER = {"pre-training": 0, KIND_NOT_STATED: 1, "SFT": 2, "LoRA": 3}
 
 # What a recipe's tokens/s per GPU measures. A steady-state rate is taken over a window of training steps; a
 # time-to-train figure (result.time_to_train, MLPerf's) is every sample's tokens over the whole run, start-up and the
@@ -874,12 +929,14 @@ def gpu_prices(catalog: Catalog, gpu_types: list[str]) -> list[dict[str, Any]]:
     for gpu_type in sorted(set(gpu_types), key=_caseless):
         offers = sorted(((i.usd_per_hour / i.gpu_count, name, i) for name, i in catalog.instances.items()
                          if i.gpu_type == gpu_type), key=lambda o: (o[0], o[1]))
-        entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "shown": "", "instance": None}
+        entry: dict[str, Any] = {"gpu_type": gpu_type, "value": "", "text": "", "shown": "", "instance": None}
         if offers:
             per_gpu, name, inst = offers[0]
             url, rest = fmt.split_source(inst.source)
-            entry.update(value=repr(per_gpu), shown=fmt.usd(per_gpu), instance=name, provider=inst.provider,
-                         source_url=url, date=fmt.date(inst.date))
+            # `value` is what the page computes with (the served figures'); `text` is what a price field shows: the
+            # price per GPU to the decimals of the instance's stated price ($27.44705 for 8: 3.43088, not 3.43088125)
+            entry.update(value=repr(per_gpu), text=fmt.price_text(per_gpu, inst.usd_per_hour), shown=fmt.usd(per_gpu),
+                         instance=name, provider=inst.provider, source_url=url, date=fmt.date(inst.date))
         out.append(entry)
     return out
 
@@ -901,6 +958,53 @@ def compare_src(loaded: LoadedRecipe) -> str:
     return f"recipes/{loaded.id}.compare.json"
 
 
+# What must be equal for two columns of the compare view to be like with like (design.md's data rules): the GPU
+# count, tokens per row, training kind, precision and kind of throughput. (field, the label the view names it by)
+LIKE_FIELDS = (("gpu_count", "GPU count"), ("row_tokens", "tokens per row"), ("kind", "training kind"),
+               ("precision", "precision"), ("throughput", "kind of throughput"))
+def like_fields(loaded: LoadedRecipe) -> dict[str, dict[str, Any]]:
+    """A recipe's LIKE_FIELDS, each as the value the compare view matches on and the text it shows."""
+    r = loaded.recipe
+    group = like(loaded)
+    return {"gpu_count": {"value": r.gpu.count, "text": fmt.integer(r.gpu.count)},
+            "row_tokens": {"value": r.workload.row_tokens, "text": fmt.integer(r.workload.row_tokens)},
+            "kind": {"value": group.kind, "text": group.kind.removeprefix("training kind ")},
+            "precision": {"value": group.precision, "text": fmt.peak_name(group.precision)},
+            "throughput": {"value": group.throughput, "text": group.throughput}}
+
+
+def like_src(loaded: LoadedRecipe) -> str:
+    """The side-by-side twins of a recipe's folder (its model and GPU type): recipes/<model>/<gpu>.like.json, beside
+    the folder (no recipe's own file can take that name)."""
+    model_dir, gpu_dir = loaded.id.split("/")[:2]
+    return f"recipes/{model_dir}/{gpu_dir}.like.json"
+
+
+# How many recipes of each like key a folder's twins keep: one more than the compare view's other columns (a column
+# already shown is never offered), compare.js MAX_COMPARE.
+TWINS_PER_KEY = 4
+
+
+def like_twins(recipes: list[LoadedRecipe]) -> dict[str, Any]:
+    """What the compare view offers in place of a column that is not like with like: the fastest TWINS_PER_KEY
+    recipes of one folder (a model on a GPU type) for each GPU count, tokens per row, training kind, precision and
+    kind of throughput, fastest first."""
+    fastest = sorted(recipes, key=lambda x: (-x.recipe.result.tokens_per_s_per_gpu, x.id))
+    kept: dict[tuple[int, int, Like], int] = {}
+    out = []
+    for loaded in fastest:
+        r = loaded.recipe
+        key = (r.gpu.count, r.workload.row_tokens, like(loaded))
+        kept[key] = kept.get(key, 0) + 1
+        if kept[key] > TWINS_PER_KEY:
+            continue
+        out.append({"id": loaded.id, "name": compact_name(loaded), "href": page_url(recipe_src(loaded)),
+                    "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
+                    "tokens": fmt.short(r.result.tokens_per_s_per_gpu), "like": like_fields(loaded)})
+    first = recipes[0].recipe
+    return {"model": first.model, "gpu_type": first.gpu.type, "recipes": out}
+
+
 def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     """What the compare view lays side by side, every value already text (formatted here, computed by figures)."""
     r = loaded.recipe
@@ -908,11 +1012,14 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
     if r.correctness is not None:
         evidence.insert(0, ("Correctness", r.correctness.result.value))
-    # What decides between layouts comes first (the compare view shows it, and folds every later section).
+    fields = like_fields(loaded)
+    # What decides between layouts comes first (the compare view shows it, and folds every later section): what
+    # makes two columns like with like (LIKE_FIELDS), then the layout and its figures.
     sections = [
-        ("Decides", [("Layout", r.layout.label), ("Training", training_kind(loaded).removeprefix("training kind ")),
-                     ("Precision", fmt.peak_name(r.workload.precision.value)),
-                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)), ("Throughput", throughput_kind(loaded)),
+        ("Decides", [("GPU count", fields["gpu_count"]["text"]), ("Tokens per row", fields["row_tokens"]["text"]),
+                     ("Training", fields["kind"]["text"]), ("Precision", fields["precision"]["text"]),
+                     ("Throughput", fields["throughput"]["text"]), ("Layout", r.layout.label),
+                     ("Tokens/s per GPU", fmt.short(f.tokens_per_s)),
                      ("$ / 1M tokens", fmt.usd_short(f.usd)),
                      ("MFU", fmt.mfu_cell(f.mfu, f.mfu_peak)), ("Memory per GPU", f"{r.gpu.memory_gb} GB"),
                      ("Peak memory per GPU", fmt.number(r.result.peak_memory.reserved_gib, 1) + " GiB reserved"
@@ -929,6 +1036,7 @@ def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
     ]
     return {"id": loaded.id, "title": f"{fmt.title(r.model, r.gpu.type)} · {r.layout.label}",
             "href": page_url(recipe_src(loaded)), "gpu_type": r.gpu.type, "tokens": f.tokens_per_s,
+            "model": r.model, "like": fields, "like_src": like_src(loaded),
             "sections": [[name, [[label, text] for label, text in rows]] for name, rows in sections]}
 
 
@@ -1127,13 +1235,66 @@ def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
 
 
 def convergence_text(loaded: LoadedRecipe) -> str:
-    """A recipe's convergence check in one line, or that it has none."""
+    """A recipe's convergence check in one line, or the publication's quality target reached (a benchmark's
+    convergence criterion, the submitter's runs), or that it has neither."""
     corr = loaded.recipe.correctness
     c = corr.convergence if corr is not None else None
     if c is None:
+        qt = corr.quality_target if corr is not None else None
+        if qt is not None:
+            return (f"quality target reached in {qt.runs_reached} of {fmt.plural(qt.runs, 'run')} (the submitter's; "
+                    "no convergence check published)")
         return "none published" if is_reported(loaded) else "none yet"
     return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
             f"loss difference {fmt.stated(c.final_loss_difference)}")
+
+
+def runs_text(loaded: LoadedRecipe) -> str:
+    """How many runs a recipe's tokens/s per GPU comes from: 'median of 3 runs', '1 run', or that the publication
+    does not say (one figure as stated)."""
+    res = loaded.recipe.result
+    runs = len(res.time_to_train.runs_ms) if res.time_to_train is not None else res.runs
+    if runs is None:
+        return "not stated (one published figure)"
+    return "1 run" if runs == 1 else f"median of {fmt.plural(runs, 'run')}"
+
+
+_REFERENCE_ARM = re.compile(r"\breference arm:\s*", re.IGNORECASE)
+
+
+def _reference_arm(note: str) -> str | None:
+    """The reference arm a convergence note names ('candidate arm: ...; reference arm: X; ...' -> X): up to the
+    first ';' outside brackets."""
+    found = _REFERENCE_ARM.search(note)
+    if found is None:
+        return None
+    depth = 0
+    for i, ch in enumerate(note[found.end():]):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == ";" and depth <= 0:
+            return note[found.end():found.end() + i].strip()
+    return note[found.end():].strip()
+
+
+def convergence_against(loaded: LoadedRecipe) -> str:
+    """What a recipe's convergence evidence compared against: its convergence check's reference arm (and the recipe
+    it names as its reference), or the publication's quality target, or that there was nothing to compare."""
+    corr = loaded.recipe.correctness
+    if corr is None:
+        return "nothing: no convergence check"
+    parts = []
+    c = corr.convergence
+    if c is not None:
+        arm = _reference_arm(c.note or "")
+        parts.append(f"reference arm: {arm}" if arm else (c.note or "its reference arm (not described)"))
+        if corr.reference:
+            parts.append(f"the reference: {corr.reference}")
+    qt = corr.quality_target
+    if qt is not None:
+        parts.append(f"the benchmark's quality target, {qt.metric} {qt.direction} {fmt.stated(qt.target)} (median run "
+                     f"{fmt.stated(qt.reached)})")
+    return "; ".join(parts) if parts else "nothing: no convergence check"
 
 
 @dataclass(frozen=True)
@@ -1153,12 +1314,12 @@ class FrameworkGroup:
 
 def framework_groups(recipes: list[LoadedRecipe]) -> list[FrameworkGroup]:
     """Every like line of a model's recipes (GPU type, training kind, precision, sequence) that two or more
-    frameworks (stack.framework's first word) have recipes on."""
+    frameworks (generator.frameworks.framework_name of stack.framework) have recipes on."""
     lines: dict[tuple[str, Like, int], dict[str, LoadedRecipe]] = {}
     for loaded in recipes:
         r = loaded.recipe
         key = (r.gpu.type, like(loaded), r.workload.row_tokens)
-        name = fmt.framework_name(r.stack.framework)
+        name = framework_name(r.stack.framework)
         best = lines.setdefault(key, {}).get(name)
         if best is None or (r.result.tokens_per_s_per_gpu, best.id) > (best.recipe.result.tokens_per_s_per_gpu, loaded.id):
             lines[key][name] = loaded
@@ -1177,12 +1338,13 @@ def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
     for loaded in group.rows:
         r = loaded.recipe
         f = recipe_figures(loaded, catalog)
-        out.append({"framework": fmt.framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
+        out.append({"framework": framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
                     "name": compact_name(loaded), "href": href(page, recipe_src(loaded)),
                     "evidence_href": href(page, evidence_src(loaded)) if has_evidence(loaded) else None,
                     "status": r.status.value, "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
                     "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
                     "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
                     "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
-                    "convergence": convergence_text(loaded)})
+                    "runs": runs_text(loaded), "convergence": convergence_text(loaded),
+                    "against": convergence_against(loaded)})
     return out

@@ -16,14 +16,15 @@ def test_every_gpu_type_in_the_registry_is_priced_or_says_why_not(committed: Reg
         spec = registry.catalog.gpus[gpu]
         assert (gpu in priced) != (spec.unpriced is not None), gpu
     assert sorted(g for g in used if registry.catalog.gpus[g].unpriced) == [
-        "GB300", "H100-96GB", "H200-NVL", "MI300X", "MI325X", "MI350X", "MI355X"]
+        "GB300", "H100-96GB", "H200-NVL", "MI350X", "MI355X"]
 
 
 def test_recipes_without_a_price_are_on_an_unpriced_gpu(committed: Registry) -> None:
     """A recipe has its $/1M exactly when its GPU is priced and an instance of its node size exists (A100 at
-    p4de/p4d, 1-GPU H100 at p5.4xlarge, L40S at g6e.12xlarge/g6e.48xlarge); the rest are on the GB300, H100-96GB
-    H200 NVL and AMD Instinct GPUs (each says why no price exists) or, like four 4-GPU H100 MLPerf submissions (the
-    fourth: Fujitsu's v4.1 GX2560M7), on a node size no catalog instance has."""
+    p4de/p4d, 1-GPU H100 at p5.4xlarge, L40S at g6e.12xlarge/g6e.48xlarge, 8-GPU MI300X at Azure's ND MI300X v5,
+    8-GPU MI325X at TensorWave); the rest are on the GB300, H100-96GB, H200 NVL, MI350X and MI355X (each says why no
+    price exists) or, like four 4-GPU H100 MLPerf submissions (the fourth: Fujitsu's v4.1 GX2560M7), on a node size
+    no catalog instance has."""
     registry = committed
     unpriced: Counter[str] = Counter()
     for loaded in registry.recipes:
@@ -34,5 +35,4 @@ def test_recipes_without_a_price_are_on_an_unpriced_gpu(committed: Registry) -> 
         assert has_price == priceable, loaded.path
         if not has_price:
             unpriced[gpu.type] += 1
-    assert unpriced["H100"] == 4 and set(unpriced) == {"GB300", "H100-96GB", "H200-NVL", "MI300X", "MI325X", "MI350X",
-                                                        "MI355X", "H100"}
+    assert unpriced["H100"] == 4 and set(unpriced) == {"GB300", "H100-96GB", "H200-NVL", "MI350X", "MI355X", "H100"}

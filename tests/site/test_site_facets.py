@@ -8,6 +8,7 @@ import re
 import pytest
 from sitehelpers import make_registry, synthetic
 
+from generator.frameworks import FRAMEWORKS, NOT_NAMED, framework_name
 from generator.registry import Registry, load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
@@ -99,12 +100,36 @@ def test_filter_values_differing_only_in_case_keep_one_order_in_every_process() 
                     "['512', '', '?', 'unstated']]\n"}, seen
 
 
-def test_framework_filter_value_is_the_first_name_without_the_lists_separator(committed: Registry) -> None:
-    """MLPerf states several frameworks in one string ("PyTorch, NeMo Framework NVIDIA Release 25.04"): the filter
-    and the frameworks view take the first name, not "PyTorch," beside "PyTorch"."""
-    assert fmt.framework_name("PyTorch, NeMo Framework NVIDIA Release 25.04") == "PyTorch"
-    assert fmt.framework_name("DGL, Merlin HugeCTR NVIDIA Release 25.03; PyTorch, NeMo Framework") == "DGL"
-    assert fmt.framework_name("miles 0.1.0 (commit 1a2b)") == "miles"
-    assert fmt.framework_name(",") == ","  # nothing but a separator stays what it is
-    names = {fmt.framework_name(x.recipe.stack.framework) for x in committed.recipes}
-    assert "PyTorch" in names and not [n for n in names if n.endswith((",", ";"))], sorted(names)
+def test_framework_filter_value_is_the_framework_the_stated_text_names(committed: Registry) -> None:
+    """A framework is read from the stated text (generator.frameworks): case variants are one value, MLPerf's list of
+    a system's frameworks is its LLM framework (NeMo before the PyTorch it is built on), a platform alone is not a
+    framework. The filter offers only those names."""
+    assert framework_name("PyTorch, NeMo Framework NVIDIA Release 25.04") == "NeMo"
+    assert framework_name("DGL, Merlin HugeCTR NVIDIA Release 25.03; PyTorch, NeMo Framework") == "NeMo"
+    assert framework_name("NGC Pytorch 24.09, NGC Hugectr 24.06") == "PyTorch"
+    assert framework_name("NVIDIA PyTorch/MxNeti/DGL") == "PyTorch"
+    assert framework_name("MXNet NVIDIA Release 24.04 or PyTorch NVIDIA Release 24.04") == "PyTorch"
+    assert {framework_name(t) for t in ("nemo (NeMo 24.09 container)", "NVIDIA NEMO", "NVIDIA Nemo 24.09")} == {"NeMo"}
+    assert framework_name("megatron-bridge (NeMo 26.04 container)") == "Megatron-Bridge"
+    assert framework_name("nemo-automodel (PyTorch FSDP2)") == "NeMo AutoModel"
+    assert framework_name("NeMo 2.1.0, Megatron-LM, PyTorch NVIDIA Release 25.09") == "NeMo"
+    assert framework_name("Megatron-LM core_r0.12.0") == "Megatron-LM"
+    assert framework_name("MaxText (JAX 0.4.35)") == "JAX/MaxText"
+    assert framework_name("openrecipes-engine 0.1.0 (runner/engine)") == "OpenRecipes engine"
+    assert framework_name("miles 0.1.0 (radixark/miles commit 78527b91, a slime fork)") == "miles"
+    assert framework_name("ROCm 6.4.0-47") == framework_name("DGL NVIDIA Release 24.09") == NOT_NAMED
+    names = {framework_name(x.recipe.stack.framework) for x in committed.recipes}
+    assert names <= {name for name, _ in FRAMEWORKS} | {NOT_NAMED}
+    assert {"NeMo", "PyTorch", "Megatron-Bridge", "torchtitan", "nanotron"} <= names
+    rows = [views.table_row(x, committed.catalog, "recipes.md") for x in committed.recipes]
+    offered = next(o["options"] for o in views.filter_options(rows) if o["key"] == "framework")
+    assert sorted(offered, key=str.lower) == sorted(names, key=str.lower)
+    assert len({o.lower() for o in offered}) == len(offered)  # no two that differ only in case
+
+
+def test_a_price_field_shows_the_price_to_its_stated_decimals() -> None:
+    assert fmt.price_text(27.44705 / 8, 27.44705) == "3.43088"
+    assert fmt.price_text(55.04 / 8, 55.04) == "6.88"
+    assert fmt.price_text(42.0 / 4, 42.0) == "10.5"
+    assert fmt.price_text(98.32 / 8, 98.32) == "12.29"
+    assert fmt.price_text(40.0 / 8, 40.0) == "5"

@@ -70,19 +70,28 @@ def test_one_row_per_framework_fastest_first_with_formula_and_convergence(regist
     assert [g.title for g in groups] == ["H100, pre-training, BF16, steady-state, sequence 8k"]  # 4k: one framework, no table
     rows = views.framework_rows(groups[0], reg.catalog, "models/gemma-4-31b.md", lambda x: True)
     miles = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/miles-run").recipe.result.tokens_per_s_per_gpu
-    expected = sorted([("openrecipes-engine", "engine", 1400.0), ("torchtitan", "titan-a", 1300.0),
-                       ("transformers", "hf-loop", 900.0), ("miles", "miles-run", miles)], key=lambda x: -x[2])
+    expected = sorted([("OpenRecipes engine", "engine", 1400.0), ("torchtitan", "titan-a", 1300.0),
+                       ("Transformers", "hf-loop", 900.0), ("miles", "miles-run", miles)], key=lambda x: -x[2])
     assert [(r["framework"], r["id"].split("/")[-1]) for r in rows] == [(f, n) for f, n, _ in expected]
     rows = {r["framework"]: r for r in rows}
     engine = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/engine")
     n = engine.recipe.result.active_params.count
     peak = reg.catalog.gpus["H100"].peak_flops.bf16
     # by hand: 6 x N x 1,400 / peak
-    engine_row = rows["openrecipes-engine"]
+    engine_row = rows["OpenRecipes engine"]
     assert engine_row["mfu_value"] == figures.mfu(n, 1400.0, peak)
     assert engine_row["mfu_formula"] == (f"6 x N ({fmt.params(n)}) x tokens/s per GPU / BF16 peak "
                                          f"({peak / 1e12:,.0f} TFLOP/s)")
     assert engine_row["convergence"].startswith("pass: ") and rows["torchtitan"]["convergence"] == "none yet"
+    # what each figure rests on: its run count, and what its convergence check compared against (the reference
+    # recipe's: "reference arm: ..." of its note, to the first ';' outside brackets; and the recipe it names)
+    reference = reference_data()
+    assert reference["result"]["runs"] == 1 and engine_row["runs"] == "1 run"
+    assert rows["miles"]["runs"] == "1 run"  # the runner's measured run
+    arm = reference["correctness"]["convergence"]["note"].split("reference arm: ", 1)[1].split(";", 1)[0]
+    assert engine_row["against"] == f"reference arm: {arm}; the reference: {reference['correctness']['reference']}"
+    assert rows["torchtitan"]["against"] == "nothing: no convergence check"
+    assert rows["torchtitan"]["stack"] == "torchtitan 0.2.2"
     assert engine_row["href"] == "../../recipes/gemma-4-31b/h100/engine/"
 
 
@@ -94,10 +103,12 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path, reque
     pages = render_site(load_registry(registry))
     rows = list(csv.DictReader(io.StringIO(pages["downloads/frameworks.csv"].content)))
     assert {r["framework"]: r["id"] for r in rows} == {
-        "openrecipes-engine": "gemma-4-31b/h100/engine", "torchtitan": "gemma-4-31b/h100/titan-a",
-        "transformers": "gemma-4-31b/h100/hf-loop", "miles": "gemma-4-31b/h100/miles-run"}
+        "OpenRecipes engine": "gemma-4-31b/h100/engine", "torchtitan": "gemma-4-31b/h100/titan-a",
+        "Transformers": "gemma-4-31b/h100/hf-loop", "miles": "gemma-4-31b/h100/miles-run"}
     by = {r["framework"]: r for r in rows}
-    assert by["openrecipes-engine"]["sequence"] == "8192" and float(by["openrecipes-engine"]["tokens_per_s_per_gpu"]) == 1400
+    assert by["OpenRecipes engine"]["sequence"] == "8192" and float(by["OpenRecipes engine"]["tokens_per_s_per_gpu"]) == 1400
+    assert by["OpenRecipes engine"]["framework_stated"] == "openrecipes-engine 0.1.0 (runner/engine)"
+    assert by["torchtitan"]["runs"] and by["OpenRecipes engine"]["convergence_against"].startswith("reference arm: ")
     # the runner's evidence file is linked where there is one
     assert by["miles"]["evidence"] == "recipes/gemma-4-31b/h100/miles-run.evidence.json"
     assert by["torchtitan"]["evidence"] == ""
@@ -121,3 +132,25 @@ def test_model_page_and_csv_in_the_browser(registry: Path, tmp_path: Path, reque
         page.wait_for_url("**/recipes/gemma-4-31b/h100/engine/")
         context.close()
     watch.assert_clean()
+
+
+def test_mlperf_rows_say_their_runs_and_the_quality_target_they_met(committed) -> None:  # noqa: ANN001
+    """MLPerf's time-to-train rows are medians of their submission's runs and rest on the benchmark's quality target
+    (the submitter's runs), not on a convergence check of ours; each row says so, and its framework is the one its
+    stated text names (NeMo where the system's list names it)."""
+    llama = [x for x in committed.recipes if x.recipe.model == "Llama-2-70B"]
+    groups = views.framework_groups(llama)
+    rows = [row for g in groups for row in views.framework_rows(g, committed.catalog, "models/llama-2-70b.md",
+                                                                lambda x: False)]
+    by_id = {x.id: x for x in llama}
+    assert {r["framework"] for r in rows} >= {"NeMo", "PyTorch"}
+    for row in rows:
+        r = by_id[row["id"]].recipe
+        qt = r.correctness.quality_target if r.correctness else None
+        if r.result.time_to_train is not None:
+            assert row["runs"] == f"median of {len(r.result.time_to_train.runs_ms)} runs", row["id"]
+        if qt is not None and r.correctness.convergence is None:
+            assert row["convergence"] == (f"quality target reached in {qt.runs_reached} of {qt.runs} runs (the "
+                                          "submitter's; no convergence check published)")
+            assert row["against"].startswith(f"the benchmark's quality target, {qt.metric} {qt.direction} ")
+    assert any(r["runs"] == "median of 10 runs" for r in rows)

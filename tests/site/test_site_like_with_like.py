@@ -3,6 +3,8 @@ within one training kind and one precision and names them; an unstated training 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 
@@ -71,7 +73,7 @@ def test_best_layouts_never_mix_training_kinds(site) -> None:  # noqa: ANN001
     table = content.split('id="or-best"', 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><td>.*?</tr>", table, re.S)
     cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)] for r in rows]
-    best = {(c[2], c[3]): (c[6], c[7]) for c in cells}  # (training, precision): (fastest recipe, of)
+    best = {(c[4], c[5]): (c[8], c[9]) for c in cells}  # (training, precision): (fastest recipe, of)
     assert best[("pre-training", "BF16")] == ("pre-bf16", "2")
     assert best[("LoRA", "BF16")] == ("lora-bf16", "1")
     assert best[("not stated", "BF16")][1] == "1"
@@ -108,9 +110,8 @@ def test_views_like_groups_order(site) -> None:  # noqa: ANN001
 
 def test_csv_download_leaves_the_unstated_training_kind_empty(site) -> None:  # noqa: ANN001
     _, pages = site
-    lines = pages["downloads/recipes.csv"].content.splitlines()
-    head = lines[0].split(",")
-    rows = {line.split(",")[0]: dict(zip(head, line.split(","), strict=False)) for line in lines[1:]}
+    # read as a CSV reader does: a stated framework ("miles 0.1.0 (... a slime fork), no local changes") is quoted
+    rows = {row["id"]: row for row in csv.DictReader(io.StringIO(pages["downloads/recipes.csv"].content))}
     assert rows["gemma-4-31b/h100/attune-tp2-pp4-split13"]["training"] == ""
     assert rows["gemma-4-31b/h100/lora-bf16"]["training"] == "lora"
 
@@ -122,3 +123,25 @@ def test_recipe_pages_say_the_training_kind_an_unstated_one_as_not_stated(site) 
     assert views.TRAINING_NOT_STATED in reference and "pre-training: every weight" not in reference
     assert views.TRAINING_TEXT["pre-training"] in pages["recipes/gemma-4-31b/h100/pre-bf16.md"].content
     assert views.TRAINING_TEXT["lora"] in pages["recipes/gemma-4-31b/h100/lora-bf16.md"].content
+
+
+def test_compare_records_lead_with_what_makes_them_like_with_like(site) -> None:  # noqa: ANN001
+    _, pages = site
+    record = json.loads(pages["recipes/gemma-4-31b/h100/pre-fp8.compare.json"].content)
+    decides = [label for label, _ in record["sections"][0][1]]
+    assert decides[:5] == ["GPU count", "Tokens per row", "Training", "Precision", "Throughput"]
+    assert {key: f["value"] for key, f in record["like"].items()} == {
+        "gpu_count": 8, "row_tokens": 8192, "kind": "pre-training", "precision": "fp8-cs",
+        "throughput": views.THROUGHPUT_STEADY}
+    assert [key for key, _ in views.LIKE_FIELDS] == list(record["like"])
+    assert record["like_src"] == "recipes/gemma-4-31b/h100.like.json"
+
+
+def test_like_twins_keep_each_like_keys_fastest_recipes(site) -> None:  # noqa: ANN001
+    _, pages = site
+    twins = json.loads(pages["recipes/gemma-4-31b/h100.like.json"].content)
+    assert (twins["model"], twins["gpu_type"]) == ("Gemma-4-31B", "H100")
+    ids = [t["id"].split("/")[-1] for t in twins["recipes"]]
+    # fastest first; both pre-training BF16 recipes (one key, up to TWINS_PER_KEY kept), every other key once
+    assert ids == ["lora-bf16", "pre-fp8", "attune-tp2-pp4-split13", "sft-bf16", "pre-bf16", "pre-bf16-slow"]
+    assert twins["recipes"][1]["like"]["precision"] == {"value": "fp8-cs", "text": "FP8-CS"}

@@ -123,12 +123,71 @@ def test_compare_uses_your_price(new_page, small) -> None:  # noqa: ANN001
     # What decides is in view; the rest folds under one button.
     shown = page.eval_on_selector_all("#or-compare-table tr[data-or-field]:not([hidden])",
                                       "els => els.map(e => e.dataset.orField)")
-    assert shown == [f"Decides: {f}" for f in ("Layout", "Training", "Precision", "Tokens/s per GPU", "Throughput",
-                                               "$ / 1M tokens", "MFU", "Memory per GPU", "Evidence")]
-    # the reference does not state its training kind, pre-64 is pre-training: a difference that decides
-    assert page.locator("#or-compare-table tr[data-or-field='Decides: Training'].or-diff").count() == 1
+    assert shown == [f"Decides: {f}" for f in ("GPU count", "Tokens per row", "Training", "Precision", "Throughput",
+                                               "Layout", "Tokens/s per GPU", "$ / 1M tokens", "MFU", "Memory per GPU",
+                                               "Evidence")]
+    # the reference does not state its training kind, pre-64 is pre-training; 8 GPUs against 64: differences that
+    # decide, and the view says the two are not like with like
+    for field in ("Training", "GPU count"):
+        assert page.locator(f"#or-compare-table tr[data-or-field='Decides: {field}'].or-diff").count() == 1
+    assert page.locator("[data-or-compare-unlike]").get_attribute("data-or-compare-unlike") == "gpu_count kind"
     page.locator("[data-or-compare-more]").click()
     assert page.locator("#or-compare-table tr[data-or-field][hidden]").count() == 0
+
+
+def test_compare_offers_the_nearest_like_with_like_recipe(new_page, small) -> None:  # noqa: ANN001
+    base, _ = small
+    page = _page(new_page, base, width=390)
+    page.goto(f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64,gemma-4-31b/h100/lora-8&p.H100=3")
+    offers = page.locator("[data-or-compare-offer]")
+    page.wait_for_function("document.querySelectorAll('[data-or-nearest]').length === 2")
+    note = page.locator("[data-or-compare-unlike]").inner_text()
+    assert "Not like with like" in note and "GPU count (8; 64; 8)" in note and "training kind (not stated; " in note
+    # pre-64 (64 GPUs, pre-training): the nearest BF16 steady-state recipe to 8 GPUs at 8,192 tokens per row that is
+    # not already a column is pre-16 (a LoRA run never stands in for a full training); it still differs in GPU count
+    # and training kind (the reference does not state its own)
+    first = offers.nth(0)
+    assert first.get_attribute("data-or-compare-offer") == "gemma-4-31b/h100/pre-64"
+    assert first.get_attribute("data-or-nearest") == "gemma-4-31b/h100/pre-16"
+    assert "still differs in GPU count and training kind (the first column does not state its training kind)" in (
+        first.inner_text())
+    # lora-8 (LoRA): nothing of a stated full-training kind at 8 GPUs but the reference, which is already shown
+    second = offers.nth(1)
+    assert second.get_attribute("data-or-nearest") == "gemma-4-31b/h100/pre-16"
+    # "Compare it instead" swaps that column and keeps the rest of the address (the price)
+    first.locator("[data-or-compare-swap]").click()
+    page.wait_for_url("**/compare/?ids=*pre-16*")
+    assert "p.H100=3" in page.url and "gemma-4-31b%2Fh100%2Fpre-16" in page.url.replace("/", "%2F")
+    page.wait_for_selector("#or-compare-table")
+    heads = page.eval_on_selector_all("#or-compare-table th[data-or-compare-col]", "els => els.map(e => e.dataset.orCompareCol)")
+    assert heads == [REF_ID, "gemma-4-31b/h100/pre-16", "gemma-4-31b/h100/lora-8"]
+
+
+def test_nearest_twin_matches_all_five_fields_first(new_page, small) -> None:  # noqa: ANN001
+    base, _ = small
+    page = _page(new_page, base)
+    page.goto("compare/")
+    picked = page.evaluate("""async () => {
+        const m = await import(new URL('../assets/js/compare.js', location.href).href);
+        const like = (n, row, kind, precision) => ({gpu_count: {value: n}, row_tokens: {value: row},
+            kind: {value: kind}, precision: {value: precision}, throughput: {value: 'steady-state'}});
+        const anchor = {like: like(8, 8192, 'pre-training', 'bf16')};
+        const twins = [
+            {id: 'fast-32', like: like(32, 2048, 'pre-training', 'bf16')},
+            {id: 'fp8-8', like: like(8, 8192, 'pre-training', 'fp8-cs')},
+            {id: 'sft-8', like: like(8, 8192, 'SFT', 'bf16')},
+            {id: 'unstated-8', like: like(8, 8192, 'training kind not stated', 'bf16')},
+            {id: 'pre-8-4k', like: like(8, 4096, 'pre-training', 'bf16')},
+            {id: 'pre-8', like: like(8, 8192, 'pre-training', 'bf16')},
+        ];
+        return [m.nearestTwin(anchor, twins, []).id, m.nearestTwin(anchor, twins, ['pre-8']).id,
+                m.nearestTwin(anchor, twins, ['pre-8', 'unstated-8']).id,
+                m.nearestTwin({like: like(8, 8192, 'pre-training', 'fp4')}, twins, []),
+                m.unlikeFields(anchor, twins[0]).map(f => f[0])];
+    }""")
+    # exact first; then one whose kind is not stated; then the nearest GPU count and tokens per row (never another
+    # precision or a stated other kind); none of a precision the folder lacks
+    assert picked == ["pre-8", "unstated-8", "pre-8-4k", None, ["gpu_count", "row_tokens"]]
 
 
 @pytest.mark.parametrize("query", ["?p.H100=1e308", "?p.H100=-5", "?p.H100=Infinity", "?sort=%0A", "?sort=%22%5D",

@@ -106,12 +106,12 @@ def test_best_layouts_count_only_their_own_throughput(committed, committed_pages
         loaded = by_id[re.search(r'<td class="or-name"><a href="[^"]*" title="([^"]+)"', row).group(1)]
         r = loaded.recipe
         seen_ttt |= _ttt(loaded)
-        assert cells[8].endswith(" " + views.TTT_LABEL) == _ttt(loaded), (page, cells)
+        assert cells[2].endswith(" " + views.TTT_LABEL) == _ttt(loaded), (page, cells)  # tokens/s per GPU
         model, gpu = (subject, cells[0]) if page.startswith("models/") else (cells[0], subject)
         line = [x for x in committed.recipes if (x.recipe.model, x.recipe.gpu.type) == (model, gpu)
                 and x.recipe.gpu.count == r.gpu.count and views.like(x) == views.like(loaded)
                 and x.recipe.workload.row_tokens == r.workload.row_tokens]
-        assert cells[7] == str(len(line)), (page, cells)
+        assert cells[9] == str(len(line)), (page, cells)  # "of"
         assert r.result.tokens_per_s_per_gpu == max(x.recipe.result.tokens_per_s_per_gpu for x in line)
     assert seen_ttt, page
     assert 'data-or-legend="ttt"' in content

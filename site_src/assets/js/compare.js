@@ -2,7 +2,7 @@
    what decides first, the rest folded; own prices apply. */
 import { params, setParams } from "./url.js";
 import { usdPerMillion, usdShort, userPrices } from "./prices.js";
-import { cell } from "./dom.js";
+import { cell, scrollCue } from "./dom.js";
 
 // Compare: tick 2-4 recipes in any table ("compare" in the URL keeps the ticks), then open the compare page
 // ("ids" in its URL), which fetches each recipe's record (recipes/<id>.compare.json, text formatted by Python)
@@ -150,14 +150,19 @@ export function initCompareView(root) {
         });
       });
     });
-    // What decides first (layout, training, precision, tokens/s, $, MFU, memory, evidence); the other sections fold
-    // under one button, with how many of their fields differ.
+    // What decides first (GPU count, tokens per row, training, precision, throughput, layout, tokens/s, $, MFU,
+    // memory, evidence); the other sections fold under one button, with how many of their fields differ.
     view.appendChild(cell("p", records.length + " recipes; " + deciding + " of the deciding fields differ (marked); " +
       (differing - deciding) + " of the other " + folded + " fields differ.", "or-compare__count"));
+    var unlike = unlikeNote(records, base);
+    if (unlike) view.appendChild(unlike);
     var wrap = document.createElement("div");
     wrap.className = "or-table-wrap";
     wrap.appendChild(table);
+    // On a phone each recipe column takes a share of a width the CSS sets from their count (two fit side by side).
+    table.style.setProperty("--or-cols", String(records.length));
     view.appendChild(wrap);
+    scrollCue(wrap);
     var more = document.createElement("button");
     more.type = "button";
     more.className = "md-button or-small-button";
@@ -175,4 +180,123 @@ export function initCompareView(root) {
     view.textContent = "";
     view.appendChild(cell("p", "Could not load a recipe to compare (" + err.message + ")."));
   });
+}
+
+// The fields that make two columns like with like (views.LIKE_FIELDS, in its order): [key, the name the note uses].
+export let LIKE_FIELDS = [["gpu_count", "GPU count"], ["row_tokens", "tokens per row"], ["kind", "training kind"],
+  ["precision", "precision"], ["throughput", "kind of throughput"]];
+export let KIND_NOT_STATED = "training kind not stated";
+
+function likeValue(rec, key) { return rec.like && rec.like[key] ? rec.like[key].value : undefined; }
+function likeText(rec, key) { return rec.like && rec.like[key] ? rec.like[key].text : "\u2013"; }
+
+// The like fields in which `rec` differs from `anchor`.
+export function unlikeFields(anchor, rec) {
+  return LIKE_FIELDS.filter(function (f) { return likeValue(anchor, f[0]) !== likeValue(rec, f[0]); });
+}
+
+// Whether two training kinds may stand in for each other: the same, or one not stated and the other a full
+// training (pre-training or SFT; a LoRA run's tokens/s is not one).
+function kindNear(a, b) {
+  return a === b || ((a === KIND_NOT_STATED || b === KIND_NOT_STATED) && a !== "LoRA" && b !== "LoRA");
+}
+
+// Of a folder's twins (views.like_twins: the fastest recipe per GPU count, tokens per row, training kind, precision
+// and throughput of one model on one GPU type), the nearest to `anchor` that is none of `shown` (ids): its precision
+// and kind of throughput (never near: another number), its training kind (or kindNear), then the GPU count and
+// tokens per row nearest by ratio, the same kind before a near one, then the faster (twins come fastest first).
+// null where none has the precision and kind of throughput.
+export function nearestTwin(anchor, twins, shown) {
+  function ratio(a, b) { return Math.abs(Math.log2(a / b)); }
+  var best = null, bestKey = null;
+  twins.forEach(function (t) {
+    if ((shown || []).indexOf(t.id) !== -1) return;
+    if (likeValue(t, "precision") !== likeValue(anchor, "precision")) return;
+    if (likeValue(t, "throughput") !== likeValue(anchor, "throughput")) return;
+    var kind = likeValue(t, "kind"), want = likeValue(anchor, "kind");
+    if (!kindNear(kind, want)) return;
+    var key = [ratio(likeValue(t, "gpu_count"), likeValue(anchor, "gpu_count")) +
+               ratio(likeValue(t, "row_tokens"), likeValue(anchor, "row_tokens")), kind === want ? 0 : 1];
+    if (bestKey === null || key[0] < bestKey[0] || (key[0] === bestKey[0] && key[1] < bestKey[1])) {
+      best = t; bestKey = key;
+    }
+  });
+  return best;
+}
+
+function joinAnd(items) {
+  return items.length < 2 ? items.join("") : items.slice(0, -1).join(", ") + " and " + items[items.length - 1];
+}
+
+// When the columns differ in a like field, a note above the table says so (which fields, each column's value) and,
+// for every column unlike the first, offers its model's nearest like-with-like recipe on its GPU type (fetched from
+// its folder's twins), with a link that compares it in that column's place. null when all are like with like.
+export function unlikeNote(records, base) {
+  var anchor = records[0];
+  var fields = LIKE_FIELDS.filter(function (f) {
+    return records.some(function (rec) { return likeValue(rec, f[0]) !== likeValue(anchor, f[0]); });
+  });
+  if (!fields.length) return null;
+  var note = document.createElement("div");
+  note.className = "or-compare__unlike admonition warning";
+  note.setAttribute("data-or-compare-unlike", fields.map(function (f) { return f[0]; }).join(" "));
+  note.appendChild(cell("p", "Not like with like", "admonition-title"));
+  note.appendChild(cell("p", "These columns differ in " + joinAnd(fields.map(function (f) {
+    return f[1] + " (" + records.map(function (rec) { return likeText(rec, f[0]); }).join("; ") + ")";
+  })) + ": their tokens/s per GPU, $ / 1M tokens and MFU do not compare directly. Against the first column:"));
+  var list = document.createElement("ul");
+  note.appendChild(list);
+  records.forEach(function (rec, i) {
+    if (i === 0) return;
+    var differ = unlikeFields(anchor, rec);
+    if (!differ.length) return;
+    var item = document.createElement("li");
+    item.setAttribute("data-or-compare-offer", rec.id);
+    item.appendChild(cell("span", rec.id + " differs in " + joinAnd(differ.map(function (f) { return f[1]; })) +
+      ". "));
+    list.appendChild(item);
+    fetch(base + rec.like_src).then(function (r) {
+      if (!r.ok) throw new Error(r.status);
+      return r.json();
+    }).then(function (folder) {
+      var shown = records.map(function (r) { return r.id; });
+      var twin = nearestTwin(anchor, folder.recipes, shown.filter(function (id) { return id !== rec.id; }));
+      var where = folder.model + " on " + folder.gpu_type;
+      if (!twin || twin.id === rec.id) {
+        item.appendChild(cell("span", twin ? "It is already the nearest " + where + " recipe to the first column." :
+          "No other " + where + " recipe has the first column's precision, kind of throughput and training kind.",
+          "or-compare__nearest"));
+        item.dataset.orNearest = twin ? rec.id : "";
+        return;
+      }
+      var still = unlikeFields(anchor, twin).map(function (f) { return f[1]; });
+      item.dataset.orNearest = twin.id;
+      item.appendChild(cell("span", (still.length ? "Nearest " : "Like with like: ") + where + " recipe, "));
+      var a = document.createElement("a");
+      a.href = base + twin.href;
+      a.textContent = twin.name;
+      a.title = twin.id;
+      item.appendChild(a);
+      item.appendChild(cell("span", " (" + twin.gpus + ", " + likeText(twin, "row_tokens") + " tokens per row, " +
+        likeValue(twin, "kind") + ", " + likeText(twin, "precision") + "; " + twin.tokens + " tokens/s per GPU)" +
+        (still.length ? "; still differs in " + joinAnd(still) + (likeValue(anchor, "kind") === KIND_NOT_STATED &&
+          still.indexOf("training kind") !== -1 ? " (the first column does not state its training kind)" : "") : "") +
+        ". "));
+      var swap = document.createElement("a");
+      swap.setAttribute("data-or-compare-swap", twin.id);
+      swap.href = "?" + swapQuery(records, i, twin.id);
+      swap.textContent = "Compare it instead";
+      item.appendChild(swap);
+    }).catch(function () {
+      item.appendChild(cell("span", "(its folder's recipes could not be loaded)", "or-compare__nearest"));
+    });
+  });
+  return note;
+}
+
+// This page's query with the column `index`'s recipe replaced by `id` (every other key kept: prices, budget).
+function swapQuery(records, index, id) {
+  var p = params();
+  p.set("ids", records.map(function (rec, i) { return i === index ? id : rec.id; }).join(","));
+  return p.toString();
 }

@@ -1,7 +1,7 @@
 /* OpenRecipes' page script: sortable and filterable recipe tables, prices and the run planner, compare,
    charts, URL state; one ES module per concern (site_src/assets/js/), no bundler, no library but Chart.js.
    Runs on every page view, including Material's instant navigation (document$). */
-import { csvCell, csvText, initCsv, initFilters, initRows, initSimpleSort, initSort, tableCsv } from "./table.js";
+import { csvCell, csvText, initCsv, initFilters, initRows, initScrollCues, initSimpleSort, initSort, tableCsv } from "./table.js";
 import { initCharts } from "./charts.js";
 import { initDecide, parseTokens } from "./prices.js";
 import { initCompareView, initPicks } from "./compare.js";
@@ -54,6 +54,7 @@ function init() {
   step("compare", initCompareView);
   step("charts", initCharts);
   step("simple-sort", initSimpleSort);
+  step("scroll-cues", initScrollCues);
   // The URL's view is applied: the table may paint (generator/site/direct.py's VIEW_PENDING hid it where the page
   // had a query string; should a step above throw, its 8 s timer shows the table).
   var html = document.documentElement;

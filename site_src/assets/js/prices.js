@@ -285,9 +285,24 @@ export function planState(root) {
   return { gpu: known || (!select && gpu.length <= 64) ? gpu : "", count: validCount(p.get("plan.n")) };
 }
 
+function planOption(root, gpu) {
+  return root.querySelector('select[data-or-plan="gpu"] option[value="' + (gpu || "").replace(/["\\\n\r]/g, "") + '"]');
+}
+
 export function planDefault(root, gpu) {
-  var option = root.querySelector('select[data-or-plan="gpu"] option[value="' + (gpu || "").replace(/["\\\n\r]/g, "") + '"]');
+  var option = planOption(root, gpu);
   return option ? validPrice(option.getAttribute("data-or-default")) : undefined;
+}
+
+// The catalog price as a price field shows it (views.gpu_prices' text: to its stated decimals, not 3.43088125).
+export function planDefaultText(root, gpu) {
+  var option = planOption(root, gpu);
+  return option ? option.getAttribute("data-or-default-text") || "" : "";
+}
+
+// A typed price that is the catalog's, as computed or as the field shows it: no price of one's own.
+function isDefault(n, exact, text, typed) {
+  return n === exact || (text !== "" && text !== undefined && typed.trim() === text);
 }
 
 export function planCell(tag, text, col) {
@@ -391,8 +406,8 @@ export function initDecide(root) {
   function showPlanPrice() {
     if (!priceInput) return;
     priceInput.value = plan.gpu && prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : "";
-    var d = planDefault(root, plan.gpu);
-    priceInput.placeholder = d !== undefined ? String(d) + " (catalog)" : "price";
+    var d = planDefaultText(root, plan.gpu);
+    priceInput.placeholder = d ? d + " (catalog)" : "price";
   }
   if (gpuSelect) gpuSelect.value = plan.gpu;
   if (countInput) countInput.value = plan.count ? String(plan.count) : "";
@@ -409,18 +424,21 @@ export function initDecide(root) {
       var type = input.dataset.orPrice, n = validPrice(input.value);
       // A price equal to the catalog's is no price of your own: the served figures stay.
       if (typed.indexOf(input) !== -1) {
-        if (n !== undefined && n !== defaults[type]) prices[type] = n; else delete prices[type];
+        if (n !== undefined && !isDefault(n, defaults[type], input.dataset.orDefaultText, input.value)) prices[type] = n;
+        else delete prices[type];
         savePrice(type, prices[type]);
       }
       changes["p." + type] = prices[type] !== undefined ? String(prices[type]) : null;
     });
     if (typed.indexOf(priceInput) !== -1 && plan.gpu) {
       var own = validPrice(priceInput.value);
-      if (own !== undefined && own !== planDefault(root, plan.gpu)) prices[plan.gpu] = own; else delete prices[plan.gpu];
+      if (own !== undefined && !isDefault(own, planDefault(root, plan.gpu), planDefaultText(root, plan.gpu), priceInput.value)) {
+        prices[plan.gpu] = own;
+      } else delete prices[plan.gpu];
       savePrice(plan.gpu, prices[plan.gpu]);
       changes["p." + plan.gpu] = prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : null;
       inputs.forEach(function (input) {
-        if (input.dataset.orPrice === plan.gpu) input.value = prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : input.dataset.orDefault;
+        if (input.dataset.orPrice === plan.gpu) input.value = prices[plan.gpu] !== undefined ? String(prices[plan.gpu]) : input.dataset.orDefaultText;
       });
     }
     var text = budgetInput ? budgetInput.value.trim() : "";
@@ -443,7 +461,7 @@ export function initDecide(root) {
   if (gpuSelect) gpuSelect.addEventListener("change", function () { update([gpuSelect]); });
   var reset = root.querySelector("[data-or-reset-prices]");
   if (reset) reset.addEventListener("click", function () {
-    inputs.forEach(function (input) { input.value = input.dataset.orDefault; });
+    inputs.forEach(function (input) { input.value = input.dataset.orDefaultText; });
     if (priceInput) priceInput.value = "";
     update(inputs.concat(priceInput ? [priceInput] : []));
   });

@@ -6,6 +6,7 @@ import { priceRow, flushPrices } from "./prices.js";
 import { showWindowed, unwindow } from "./rowwindow.js";
 import { build, packedRows, rowAttr, rowText } from "./packed.js";
 import { csvCell, csvText } from "./csv.js";
+import { scrollCue } from "./dom.js";
 
 // CSV of the rows in view: text cells neutralised as recipes.csv's are (csv.js, generator.site.formatting.csv_text:
 // wherever a spreadsheet could start a cell, a formula character gets a single quote before it), figures as the
@@ -406,4 +407,13 @@ export function initSimpleSort(root) {
       });
     });
   });
+}
+
+// Sideways-scroll cues: a table wider than its box (a phone's best-layout, frameworks or compare table) says, above
+// it, that it scrolls and which columns are out of view to the right, kept current as it scrolls, as its box or
+// table changes size (a fold opened, the window turned) and as rows come; gone when nothing is out of view.
+export let CUE_WRAPS = ".or-table-wrap, .md-typeset__scrollwrap";
+
+export function initScrollCues(root) {
+  root.querySelectorAll(CUE_WRAPS).forEach(scrollCue);
 }
