@@ -17,6 +17,9 @@
 # .whl/fallback holds tensorboard and its needs, installed only where `import tensorboard` fails.
 # CPU rehearsal: CPU_PROOF=1 with PYTHONPATH naming a site with torchtitan and transformers, in a copy of the
 # registry whose Llama-3.2 cards are tiny (tests/frameworks/rehearse.sh makes one): same commands, CPU flags.
+case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
+  sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
 set -u
 cd "$(dirname "$0")/.."
 START=$SECONDS

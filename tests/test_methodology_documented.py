@@ -34,7 +34,7 @@ NOT_THRESHOLDS = {
     "PRECISION_PEAK": "which dense peak each training precision is held to (a catalog lookup, not a tolerance)",
 }
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_TABLE_ROW = re.compile(r"^\| `([A-Za-z_.]+)` \|", re.MULTILINE)
+_TABLE_ROW = re.compile(r"^\| `([A-Za-z0-9_.]+)` \|", re.MULTILINE)
 
 
 def constants(module: ModuleType) -> dict[str, object]:

@@ -430,6 +430,7 @@ def methodology_numbers() -> dict[str, Any]:
         "loss_fall_from": figures.LOSS_FALL_FROM.isoformat(),
         "floor_tolerance": f"{figures.CONVERGENCE_FLOOR_TOLERANCE * 100:g}%",
         "step0_tolerance": f"{figures.STEP0_LOSS_TOLERANCE:g}",
+        "stated_params": f"{figures.STATED_PARAMS_TOLERANCE * 100:g}%",
         "pointwise": ", ".join(f"{tol * 100:g}% " + (f"above {above:g}" if above > float("-inf") else "otherwise")
                                for above, tol in figures.CONVERGENCE_POINTWISE_TOLERANCE),
         "final_loss": f"{figures.CONVERGENCE_FINAL_LOSS_TOLERANCE * 100:g}%",

@@ -30,10 +30,12 @@ HELP_ONLY = {
     "swiglu_check.py": "Triton on a GPU and CUDA events",
     "h200_call.sh": "the lent H200 and its carried wheels",
     "h200_frameworks.sh": "the lent H200, torchtitan and transformers",
+    "h100_recipes.sh": "the lent H100, its carried wheels, torchtitan, transformers and torchao",
+    "matmul_ceiling.py": "a CUDA GPU",
 }
 # Run at a small size, here or in the browser file; suite_cpu_plugin.py is loaded by suite_cpu.py's run.
 RUN = {"check_scale.py", "runner_overhead.py", "engine_log_figures.py", "suite_cpu.py", "suite_cpu_plugin.py",
-       "site_scale.py", "site_screenshots.py"}
+       "site_scale.py", "site_screenshots.py", "advise_validate.py", "h100_recipe_seeds.py", "h100_losses.py"}
 
 
 def run(*args: str, timeout: int = 300) -> str:
@@ -103,3 +105,23 @@ def test_site_scale_committed() -> None:
     assert "committed registry: 30 recipes" in out, out
     assert re.search(r"build: recipes [\d.]+ s, .* ratio [\d.]+", out), out
     assert "goals at 30 recipes" in out, out
+
+
+def test_h100_recipe_seeds(tmp_path: Path) -> None:
+    """The H100 recipes' starting texts, written into a copy of the catalog and the H200 recipes they start from."""
+    import shutil
+
+    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
+    for model in ("llama-3.2-1b", "llama-3.2-3b"):
+        shutil.copytree(ROOT / "recipes" / model / "h200", tmp_path / "recipes" / model / "h200")
+    out = run("benchmarks/h100_recipe_seeds.py", "--root", str(tmp_path))
+    assert out.count(": seeded") == 8
+    text = (tmp_path / "recipes/llama-3.2-1b/h100/engine-sdpa-4k.yaml").read_text()
+    assert "  type: H100\n" in text and "    peak_lr: 1.0e-4\n" in text and text.count("schedule:") == 1
+    assert "python3 -m runner train recipes/llama-3.2-1b/h100/engine-sdpa-4k.yaml" in text
+
+
+def test_h100_losses() -> None:
+    log = ROOT / "benchmarks/results/h200-2026-12-04-frameworks/call5/conv-1b-engine.log.gz"
+    out = run("benchmarks/h100_losses.py", str(log))
+    assert '"first_step": 0' in out and '"falls": true' in out

@@ -91,7 +91,9 @@ def test_without_nvml_torch_still_lists_the_gpus(monkeypatch: pytest.MonkeyPatch
 def test_train_without_torch_says_which_extra_in_one_line(monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     _hide(monkeypatch, "torch", "megatron", "megatron.core")
-    code = engine_cli.main(argparse.Namespace(recipe=ENGINE_RECIPE))
+    parser = argparse.ArgumentParser()
+    engine_cli.add_parser(parser.add_subparsers())
+    code = engine_cli.main(parser.parse_args(["train", str(ENGINE_RECIPE)]))  # the recipe's refusals first: none
     err = capsys.readouterr().err
     assert code == engine_cli.EXIT_CANNOT_TRAIN == 2
     assert err.count("\n") == 1 and err.startswith("error: `python -m runner train` needs the runner extra: ")

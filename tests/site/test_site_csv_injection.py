@@ -119,7 +119,9 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.mark.parametrize("name", ["recipes.csv", "frameworks.csv"])
 def test_no_export_cell_opens_a_formula_with_any_separator(exports: dict[str, str], name: str) -> None:
     text = exports[name]
-    assert len(text.splitlines()) > len(PAYLOADS) // 2  # the payloads' rows are there
+    # recipes.csv: a row a payload; frameworks.csv: the fastest recipe of each framework the stated texts name
+    # (generator.frameworks reads none in a payload: one "not named" group), its stated text kept beside the name
+    assert len(text.splitlines()) > (len(PAYLOADS) // 2 if name == "recipes.csv" else 1)
     assert _formulas(text) == []
 
 
