@@ -49,17 +49,19 @@ SEEDS = (
 )
 
 
-def seed_text(root: Path, seed: Seed) -> str:
+def seed_text(root: Path, seed: Seed, gpu: str = "h100") -> str:
+    """The seed's text for `gpu` (h100: a new recipe on the H100; h200: the H200 recipe itself, re-stated at the new
+    schedule and shape for its re-measurement, its earlier notes kept below a new first one)."""
     from runner.yaml_edit import load_rt, replace_top_block, splice, yaml_str
 
     source = root / "recipes" / seed.model_dir / "h200" / f"{seed.source}.yaml"
     text = source.read_text(encoding="utf-8")
-    new_id = f"{seed.model_dir}/h100/{seed.name}"
+    new_id = f"{seed.model_dir}/{gpu}/{seed.name}"
     doc = load_rt(text)
     microbatches = doc["workload"]["global_batch"] // seed.rows_per_microbatch
     changes = {
         ("status",): "measured",
-        ("stack", "gpu_name"): yaml_str("NVIDIA H100 80GB HBM3"),
+        ("stack", "gpu_name"): yaml_str("NVIDIA H100 80GB HBM3" if gpu == "h100" else "NVIDIA H200"),
         ("workload", "row_tokens"): "4096",
         ("workload", "precision"): seed.precision,
         ("layout", "rows_per_microbatch"): str(seed.rows_per_microbatch),
@@ -69,7 +71,8 @@ def seed_text(root: Path, seed: Seed) -> str:
         ("result", "window_tokens"): str(15 * doc["workload"]["global_batch"] * 4096),
     }
     text = splice(text, changes)
-    text = replace_top_block(text, "gpu", GPU)
+    if gpu == "h100":
+        text = replace_top_block(text, "gpu", GPU)
     lines = text.splitlines(keepends=True)
     old = next((i for i, ln in enumerate(lines) if ln.startswith("  schedule:")), None)
     if old is not None:  # the H200 recipe states the schedule it ran at; the H100 one states the new schedule
@@ -89,9 +92,12 @@ def seed_text(root: Path, seed: Seed) -> str:
     module = {"openrecipes-engine": "runner train", "torchtitan": "runner.frameworks.torchtitan",
               "transformers": "runner.frameworks.transformers"}[framework]
     text = replace_top_block(text, "run", f"run: |\n  python3 -m {module} recipes/{new_id}.yaml\n")
-    text = replace_top_block(text, "notes", "notes: |\n  - Seeded from recipes/"
-                             f"{seed.model_dir}/h200/{seed.source}.yaml by benchmarks/h100_recipe_seeds.py; the "
-                             "figures are written by `python -m runner remeasure` on the H100.\n")
+    first = (f"  - Seeded from recipes/{seed.model_dir}/h200/{seed.source}.yaml by benchmarks/h100_recipe_seeds.py; the "
+             f"figures are written by `python -m runner remeasure` on the {gpu.upper()}.\n")
+    if gpu == "h100":
+        text = replace_top_block(text, "notes", "notes: |\n" + first)
+    else:  # re-measured in place: its history stays below
+        text = text.replace("notes: |\n", "notes: |\n" + first, 1)
     for key in ("step_time_cv_note", "runs_cv_percent", "gpu_hours", "gpu_hours_note", "usd_per_million_tokens", "mfu",
                 "mfu_note"):
         text = _drop_result_key(text, key)
@@ -149,12 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", type=Path, default=ROOT)
     ap.add_argument("--only", nargs="*", help="model_dir/name entries to write (default: all)")
+    ap.add_argument("--gpu", choices=["h100", "h200"], default="h100", help="h200: re-state the 1B H200 recipes in "
+                    "place (their shape unchanged) for a re-measurement at the new schedule")
     args = ap.parse_args(argv)
     for seed in SEEDS:
         key = f"{seed.model_dir}/{seed.name}"
         if args.only and key not in args.only:
             continue
-        path = args.root / "recipes" / seed.model_dir / "h100" / f"{seed.name}.yaml"
+        path = args.root / "recipes" / seed.model_dir / args.gpu / f"{seed.name}.yaml"
+        if args.gpu == "h200":
+            if seed.name != seed.source or seed.model_dir != "llama-3.2-1b":
+                continue
+            path.write_text(seed_text(args.root, seed, "h200"), encoding="utf-8")
+            print(f"{path}: re-stated in place")
+            continue
         if path.exists():
             print(f"{path}: exists, kept")
             continue

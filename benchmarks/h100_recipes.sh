@@ -51,7 +51,9 @@ python3 -c 'import sys, torch; print(sys.version); print(torch.__version__, torc
 python3 -c 'import importlib.metadata as m; print({d: m.version(d) for d in ("torchtitan", "transformers", "torchao", "megatron-core")})' \
   >> "$W/gpu.txt" 2>&1
 cat "$W/gpu.txt"
-python3 benchmarks/h100_recipe_seeds.py
+GPU=${GPU:-h100}  # h200: the fallback where no H100 is lent: the 1B H200 recipes re-stated and re-measured in place
+python3 benchmarks/h100_recipe_seeds.py --gpu "$GPU"
+[ "$GPU" = h200 ] && python3 benchmarks/h100_recipe_seeds.py  # the H100 seeds too: the convergence arms read them
 echo "setup wall=$((SECONDS - START))s"
 
 cap() {  # cap SECONDS: the step's limit, no more than what is left of the budget (10 s kept for the pack)
@@ -87,9 +89,9 @@ compare() {  # compare CANDIDATE REFERENCE
   echo "convergence $1 vs $2: rc=$? $(tail -1 "$W/convergence-$1-vs-$2.txt")"
   pack
 }
-E1=recipes/llama-3.2-1b/h100/engine-sdpa-4k.yaml
-T1=recipes/llama-3.2-1b/h100/torchtitan-4k.yaml
-H1=recipes/llama-3.2-1b/h100/transformers-4k.yaml
+E1=recipes/llama-3.2-1b/$GPU/engine-sdpa-4k.yaml
+T1=recipes/llama-3.2-1b/$GPU/torchtitan-4k.yaml
+H1=recipes/llama-3.2-1b/$GPU/transformers-4k.yaml
 E3=recipes/llama-3.2-3b/h100/engine-sdpa-4k.yaml
 T3=recipes/llama-3.2-3b/h100/torchtitan-4k.yaml
 H3=recipes/llama-3.2-3b/h100/transformers-4k.yaml
