@@ -51,6 +51,7 @@ python3 -c 'import sys, torch; print(sys.version); print(torch.__version__, torc
 python3 -c 'import importlib.metadata as m; print({d: m.version(d) for d in ("torchtitan", "transformers", "torchao", "megatron-core")})' \
   >> "$W/gpu.txt" 2>&1
 cat "$W/gpu.txt"
+rm -rf recipes/*/h100/*.yaml recipes/*/h100/*.evidence.json 2>/dev/null  # a seed of an earlier call is not this one's
 GPU=${GPU:-h100}  # h200: the fallback where no H100 is lent: the 1B H200 recipes re-stated and re-measured in place
 python3 benchmarks/h100_recipe_seeds.py --gpu "$GPU"
 [ "$GPU" = h200 ] && python3 benchmarks/h100_recipe_seeds.py  # the H100 seeds too: the convergence arms read them
