@@ -67,6 +67,7 @@ step() {  # step NAME CAP COMMAND...: the command's output kept whole (compresse
   local s=$SECONDS
   timeout "$t" "$@" > "$W/$name.log" 2>&1
   echo "$name rc=$? wall=$((SECONDS - s))s (cap ${t}s)"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-6}"
+  cp "$W/$name.log" "$W/$name.txt"  # *.log is ignored by git: the committed copy
   pack
 }
 remeasure() {  # remeasure NAME CAP RECIPE RUN_CAP: 3 runs; the runner writes the recipe and its evidence
