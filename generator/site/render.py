@@ -485,7 +485,8 @@ CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "fr
                "precision",
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
                "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16",
-               "flops_per_token_6n", "published_tflops_per_gpu", "published_flops_per_token", "published_mfu"]
+               "flops_per_token_6n", "published_tflops_per_gpu", "published_flops_per_token", "published_mfu",
+               "peak_memory_allocated_gib", "peak_memory_reserved_gib"]
 
 
 def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
@@ -516,7 +517,8 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
         *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16)),
-        *_published_cells(r, registry)])
+        *_published_cells(r, registry),
+        *(fmt.csv_number(getattr(r.result.peak_memory, k, None)) for k in ("allocated_gib", "reserved_gib"))])
 
 
 def _published_cells(recipe: Recipe, registry: Registry) -> list[str]:
@@ -533,7 +535,7 @@ def _published_cells(recipe: Recipe, registry: Registry) -> list[str]:
 
 FRAMEWORK_COLUMNS = ["model", "gpu_type", "training", "precision", "throughput", "sequence", "framework",
                      "framework_stated", "id", "status", "tokens_per_s_per_gpu", "runs", "mfu", "mfu_formula",
-                     "usd_per_million_tokens", "convergence", "convergence_against", "evidence"]
+                     "usd_per_million_tokens", "peak_memory", "convergence", "convergence_against", "evidence"]
 
 
 def _frameworks_csv(run: _Render) -> str:
@@ -548,7 +550,7 @@ def _frameworks_csv(run: _Render) -> str:
                     fmt.csv_text(row["stack"]), fmt.csv_text(row["id"]),
                     row["status"], fmt.csv_number(row["tokens_value"]), fmt.csv_text(row["runs"]),
                     fmt.csv_number(row["mfu_value"]), fmt.csv_text(row["mfu_formula"]), fmt.csv_number(row["usd_value"]),
-                    fmt.csv_text(row["convergence"]), fmt.csv_text(row["against"]),
+                    fmt.csv_text(row["memory"]), fmt.csv_text(row["convergence"]), fmt.csv_text(row["against"]),
                     fmt.csv_text(f"recipes/{row['id']}.evidence.json") if row["evidence_href"] else ""]))
     return "".join(lines)
 

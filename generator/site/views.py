@@ -667,6 +667,13 @@ def peak_memory_text(loaded: LoadedRecipe) -> str | None:
     return f"{', '.join(parts) or 'not stated'} of the GPU's {loaded.recipe.gpu.memory_gb} GB ({peak.source})"
 
 
+def peak_memory_cell(loaded: LoadedRecipe) -> str:
+    """A table's peak memory cell: '27.7 GiB' reserved (allocated where only that is stated), or 'not stated'."""
+    peak = loaded.recipe.result.peak_memory
+    value = (peak.reserved_gib or peak.allocated_gib) if peak is not None else None
+    return f"{fmt.number(value, 1)} GiB" if value is not None else "not stated"
+
+
 def schedule_text(loaded: LoadedRecipe) -> str | None:
     """The learning-rate schedule the recipe states, in one line."""
     sch = loaded.recipe.workload.schedule
@@ -1346,5 +1353,5 @@ def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
                     "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
                     "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
                     "runs": runs_text(loaded), "convergence": convergence_text(loaded),
-                    "against": convergence_against(loaded)})
+                    "against": convergence_against(loaded), "memory": peak_memory_cell(loaded)})
     return out
