@@ -8,10 +8,10 @@ compared (`python -m runner convergence`).
 The checkpoint is named as transformers' LlamaForCausalLM names it. Each tensor is a function of (seed, name,
 shape, device type) only: drawn from its own generator seeded from the run's seed and the tensor's name, so a
 framework can make it one layer at a time (a 3B model's fp32 checkpoint need never sit in memory whole) and two
-frameworks on the same kind of device get the same numbers. Its law is transformers' default initialisation of a
-Llama model (``initializer_range`` 0.02): every matrix and the embedding N(0, 0.02^2), every norm gain 1. With a
-tied output layer the embedding is the output layer, so the logits at step 0 have a standard deviation near
-0.02 x sqrt(hidden) and the step-0 loss sits a few tenths above ln V.
+frameworks on the same kind of device get the same numbers. Its law is megatron-core's initialisation of a GPT
+model: every matrix and the embedding N(0, 0.02^2) but the output projections, N(0, (0.02 / sqrt(2 x layers))^2),
+every norm gain 1. With a tied output layer the embedding is the output layer, so the logits at step 0 have a
+standard deviation near 0.02 x sqrt(hidden) and the step-0 loss sits a few tenths above ln V.
 
 Conversions (megatron-core's layout read at 0.16.1; torchtitan's at 0.2.2):
 - megatron ``linear_qkv`` holds, for each key-value group in turn, that group's query heads, then its key head, then
@@ -24,10 +24,17 @@ Conversions (megatron-core's layout read at 0.16.1; torchtitan's at 0.2.2):
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-INIT_STD = 0.02  # transformers' LlamaConfig.initializer_range default
+INIT_STD = 0.02  # transformers' LlamaConfig.initializer_range default and megatron-core's init_method_std
+# Output projections (attention's o_proj, the MLP's down_proj) are drawn at INIT_STD / sqrt(2 x layers), as
+# megatron-core's scaled_init_method_normal draws them, so that the residual stream does not grow with depth. On the
+# H100 (2026-12-06, benchmarks/results/h100-2026-12-06) the unscaled law (every matrix at 0.02) trained the tied 1B
+# model from 12.17 only to 10.94 in 30 steps at 1e-4 in all three frameworks alike, where megatron's own
+# initialisation had reached 3.61 (issue 38).
+SCALED = ("self_attn.o_proj.weight", "mlp.down_proj.weight")
 
 
 @dataclass(frozen=True)
@@ -51,14 +58,20 @@ def tensor_seed(seed: int, name: str) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
-def make_tensor(seed: int, name: str, shape: tuple[int, ...], device):
-    """One checkpoint tensor in float32 on `device`: a norm gain is ones, every other tensor N(0, INIT_STD^2)."""
+def init_std(name: str, layers: int) -> float:
+    """The standard deviation a matrix of the checkpoint is drawn at: INIT_STD, an output projection scaled."""
+    return INIT_STD / math.sqrt(2.0 * layers) if name.endswith(SCALED) else INIT_STD
+
+
+def make_tensor(seed: int, name: str, shape: tuple[int, ...], device, layers: int = 1):
+    """One checkpoint tensor in float32 on `device`: a norm gain is ones, every other tensor N(0, std^2) with
+    init_std's standard deviation."""
     import torch
 
     if name.endswith("norm.weight") or "layernorm" in name:
         return torch.ones(shape, dtype=torch.float32, device=device)
     gen = torch.Generator(device=device).manual_seed(tensor_seed(seed, name))
-    return torch.randn(shape, generator=gen, dtype=torch.float32, device=device).mul_(INIT_STD)
+    return torch.randn(shape, generator=gen, dtype=torch.float32, device=device).mul_(init_std(name, layers))
 
 
 def hf_layer_shapes(d: Dims, i: int) -> dict[str, tuple[int, ...]]:
@@ -89,9 +102,9 @@ def hf_outer_shapes(d: Dims) -> dict[str, tuple[int, ...]]:
 
 def hf_pieces(d: Dims, seed: int, device) -> Iterator[dict]:
     """The checkpoint in transformers' names, one piece at a time: the outer tensors, then each layer's."""
-    yield {name: make_tensor(seed, name, shape, device) for name, shape in hf_outer_shapes(d).items()}
+    yield {name: make_tensor(seed, name, shape, device, d.layers) for name, shape in hf_outer_shapes(d).items()}
     for i in range(d.layers):
-        yield {name: make_tensor(seed, name, shape, device) for name, shape in hf_layer_shapes(d, i).items()}
+        yield {name: make_tensor(seed, name, shape, device, d.layers) for name, shape in hf_layer_shapes(d, i).items()}
 
 
 def to_megatron(piece: dict, d: Dims) -> dict:

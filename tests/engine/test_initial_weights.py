@@ -91,6 +91,11 @@ def test_each_tensor_is_a_function_of_seed_and_name() -> None:
     assert tensor_seed(SEED, "x") != tensor_seed(SEED + 1, "x") != tensor_seed(SEED, "y")
     emb = a["model.embed_tokens.weight"]
     assert abs(float(emb.std()) - 0.02) < 0.002 and torch.equal(a["model.norm.weight"], torch.ones(DIMS.hidden))
+    # megatron's law: output projections at 0.02 / sqrt(2 x layers), the rest at 0.02
+    scaled = 0.02 / math.sqrt(2 * DIMS.layers)
+    down = torch.cat([a[f"model.layers.{i}.mlp.down_proj.weight"].flatten() for i in range(DIMS.layers)])
+    gate = torch.cat([a[f"model.layers.{i}.mlp.gate_proj.weight"].flatten() for i in range(DIMS.layers)])
+    assert abs(float(down.std()) - scaled) < 0.1 * scaled and abs(float(gate.std()) - 0.02) < 0.002
 
 
 def test_megatron_layout_holds_each_group_with_its_heads() -> None:
