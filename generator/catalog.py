@@ -30,6 +30,15 @@ class PeakFlops(_Closed):
     fp4: PositiveFlops | None = Field(default=None, description="Dense FP4 peak, in FLOP/s.")
 
 
+class MeasuredCeiling(_Closed):
+    """The card's matrix-product ceiling as measured here (a committed script on the card), per precision."""
+
+    bf16: PositiveFlops | None = Field(default=None, description="Measured BF16 matrix-product rate, in FLOP/s.")
+    fp8: PositiveFlops | None = Field(default=None, description="Measured FP8 matrix-product rate, in FLOP/s.")
+    date: Date = Field(description="Date it was measured (YYYY-MM-DD).")
+    source: str = Field(description="The script that measured it and the committed file of its figures.", min_length=1)
+
+
 class GpuSpec(_Closed):
     name: str = Field(description="Full product name.")
     memory_gb: int = Field(description="Memory, in GB.", gt=0, le=4096)
@@ -38,6 +47,9 @@ class GpuSpec(_Closed):
     source: UrlThenNote = Field(description="Datasheet the figures come from: an http(s) URL (a note may follow "
                                 "after a space).")
     date: Date = Field(description="Date the source was read (YYYY-MM-DD).")
+    measured_ceiling: MeasuredCeiling | None = Field(
+        default=None, description="The matrix-product ceiling measured on this card by a committed script (what a "
+        "recipe's MFU is set beside); null: not measured here.")
     unpriced: str | None = Field(default=None, min_length=1, description="Why no instance of catalog/instances.yaml "
                                  "prices this GPU (no sourced, dated on-demand price found); null: an instance does, or "
                                  "none is needed yet.")

@@ -812,6 +812,19 @@ def peak_for(recipe: Recipe, catalog: Catalog) -> tuple[float | None, str | None
     return value, key
 
 
+def ceiling_share(recipe: Recipe, catalog: Catalog) -> tuple[float, float, str] | None:
+    """(share, ceiling FLOP/s, precision key): the recipe's model FLOPs per second per GPU (6N, 4N on a frozen base,
+    x tokens/s per GPU) over the card's measured matrix-product ceiling at its precision, or None where the card has
+    no measured ceiling at it."""
+    gpu = catalog.gpus.get(recipe.gpu.type)
+    key = PRECISION_PEAK.get(recipe.workload.precision.value)
+    ceiling = getattr(gpu.measured_ceiling, key, None) if gpu is not None and gpu.measured_ceiling and key else None
+    if not ceiling:
+        return None
+    n = recipe.result.active_params.count * (FROZEN_BASE_FRACTION if frozen_base(recipe) else 1.0)
+    return 6.0 * n * recipe.result.tokens_per_s_per_gpu / ceiling, ceiling, key
+
+
 def frozen_base(recipe: Recipe) -> bool:
     """Whether the run trains adapters on a frozen base (its MFU counts 4N, not 6N)."""
     training = recipe.workload.training

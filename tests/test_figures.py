@@ -115,3 +115,22 @@ def test_window_gpu_hours_is_the_window_on_every_gpu() -> None:
     # The reference: 15,728,640 tokens at 1178.1 tokens/s/GPU on 8 GPUs take 1,668.9 s, 3.71 GPU-hours.
     assert figures.window_gpu_hours(15_728_640, 1178.1, 8) == pytest.approx(8 * 15_728_640 / (1178.1 * 8) / 3600)
     assert figures.window_gpu_hours(15_728_640, 1178.1, 8) == pytest.approx(3.7086, abs=5e-5)
+
+
+def test_ceiling_share_is_6n_rate_over_the_measured_ceiling() -> None:
+    """The reference recipe on the H100: MFU 0.2194 of the 989 TFLOP/s datasheet peak is 0.2194 x 989 / 777.8 =
+    0.2790 of the bf16 matrix-product rate measured on the card (benchmarks/matmul_ceiling.py, 2026-12-06)."""
+    from pathlib import Path
+
+    from generator import figures
+    from generator.load import load_recipe
+    from generator.registry import load_catalog
+
+    root = Path(__file__).resolve().parents[1]
+    catalog = load_catalog(root)
+    recipe = load_recipe(root / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml").recipe
+    share, ceiling, key = figures.ceiling_share(recipe, catalog)
+    assert key == "bf16" and ceiling == 777.8e12
+    assert abs(share - 0.2194 * 989 / 777.8) < 5e-4
+    h200 = load_recipe(root / "recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml").recipe
+    assert figures.ceiling_share(h200, catalog) is None  # no ceiling measured on the H200 here

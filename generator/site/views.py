@@ -569,6 +569,13 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         rows.append(("The publication's MFU beside ours", beside))
     if res.mfu_note:
         rows.append(("MFU note", res.mfu_note))
+    if r.status.value != "reported":  # how close a run of ours comes to what the card's matrix products reach
+        share = figures.ceiling_share(r, catalog)
+        gpu = catalog.gpus.get(r.gpu.type)
+        if share is not None and gpu is not None and gpu.measured_ceiling is not None:
+            rows.append(("Share of the measured ceiling", f"{fmt.percent(share[0], 1)} of the {fmt.peak_name(share[2])} "
+                         f"matrix-product rate measured on this card, {fmt.number(share[1] / 1e12, 1)} TFLOP/s "
+                         f"({fmt.date(gpu.measured_ceiling.date)}, {gpu.measured_ceiling.source})"))
     rows += comparable_mfu_rows(r, catalog)
     if res.window is not None:
         rows.append(("Window", f"steps {res.window[0]}{fmt.DASH}{res.window[1]} (0-based, inclusive)"))
