@@ -56,13 +56,20 @@ def on_config(config):  # noqa: ANN001, ANN201
 def on_files(files, config):  # noqa: ANN001, ANN201
     from mkdocs.structure.files import File, InclusionLevel
 
+    from mkdocs.exceptions import PluginError
+
     from generator.site import render_site
+    from generator.site.failed import FailedLayoutsInvalid
     from generator.site.live import load_registry_memo, write_if_changed
 
     state = _state()
     registry = load_registry_memo(ROOT, state.loads)
     problems = list(registry.problems)
-    pages = render_site(registry, problems, state)
+    try:
+        pages = render_site(registry, problems, state)
+    except FailedLayoutsInvalid as exc:  # check's located lines and a stop, not a traceback (issue 41)
+        raise PluginError(f"openrecipes: a failed-layouts file does not validate (python -m generator check "
+                          f"names the same):\n{exc}") from None
     for problem in problems:
         # A recipe (or evidence file) that does not load is left out and reported (fatal under --strict).
         log.warning("openrecipes: %s", problem)

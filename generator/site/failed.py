@@ -178,6 +178,10 @@ def _stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted((root / FOLDER).glob("*.yaml")))
 
 
+class FailedLayoutsInvalid(ValueError):
+    """A failed/*.yaml file that does not validate; str() is its problems, one located line each."""
+
+
 def _load(root: Path, cache: dict[tuple[Any, ...], Any]) -> dict[str, FailedLayouts]:
     """failed/*.yaml by model, re-read when a file's stamp changes (`cache`: the serve-time state's, kept across
     mkdocs serve rebuilds). A file that does not validate stops the build with its problems: the page must not
@@ -186,7 +190,7 @@ def _load(root: Path, cache: dict[tuple[Any, ...], Any]) -> dict[str, FailedLayo
     if key not in cache:
         data, problems = load_all(root)
         if problems:
-            raise ValueError("\n".join(str(p) for p in problems))
+            raise FailedLayoutsInvalid("\n".join(str(p) for p in problems))
         cache.clear()  # only the files as they are now
         cache[key] = data
     return cache[key]

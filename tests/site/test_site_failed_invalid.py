@@ -1,0 +1,35 @@
+"""`mkdocs build` on a registry whose failed/ file does not validate: check's located lines and a stop, never a
+traceback (issue 41: it ended in a 17-frame traceback while `python -m generator check` named the line)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sitehelpers import ROOT, make_registry
+from suitehelpers import mkdocs_build, site_project
+
+
+@pytest.mark.slow
+def test_an_invalid_failed_file_stops_the_build_with_its_located_line(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path / "registry")
+    (registry / "failed").mkdir()
+    source = sorted((ROOT / "failed").glob("*.yaml"))[0]
+    text = source.read_text(encoding="utf-8")
+    broken = registry / "failed" / source.name
+    broken.write_text(text.replace("layouts:", "layouts_misspelt:", 1), encoding="utf-8")
+    assert broken.read_text() != text
+    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    located = [line for line in check.stdout.splitlines() if line.startswith(f"failed/{source.name}:")]
+    assert check.returncode != 0 and located, check.stdout
+    project = site_project(tmp_path, registry)
+    result = mkdocs_build(project, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "Traceback" not in output, output[-3000:]
+    assert "a failed-layouts file does not validate" in output and located[0] in output, output[-3000:]
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
