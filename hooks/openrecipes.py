@@ -54,9 +54,8 @@ def on_config(config):  # noqa: ANN001, ANN201
 
 
 def on_files(files, config):  # noqa: ANN001, ANN201
-    from mkdocs.structure.files import File, InclusionLevel
-
     from mkdocs.exceptions import PluginError
+    from mkdocs.structure.files import File, InclusionLevel
 
     from generator.site import render_site
     from generator.site.failed import FailedLayoutsInvalid
