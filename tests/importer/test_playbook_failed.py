@@ -96,5 +96,7 @@ def test_the_section_template_lists_every_failed_layout() -> None:
     assert html.count("<tr data-or-failed>") == len(section["distinct"]) == 666
     assert sum(d["times"] for d in section["distinct"]) == 666
     assert html.count("<tr><td>") == len(section["rows"]) == 7
-    assert html.count("none worked") == 2
+    # "nearest that worked" only on the same GPU type and count (issue 42): the 1- and 2-node cells' 144 distinct
+    # layouts have none there, with the section's 2 GPU-count rows where nothing worked
+    assert html.count("none worked") == 146
     assert template.render(failed=None).strip() == ""

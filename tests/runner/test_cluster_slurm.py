@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 CPU_TRAIN = ROOT / "tests" / "engine" / "cpu_train.py"
 H200 = {"OPENRECIPES_GPUS": "1xNVIDIA H200"}
-STEPS = 6
+STEPS = 20  # at 2e-2 the tiny model learns past check's loss-fall rule in 20 steps (4.86 -> 2.68)
 # Contributor text in the recipe's env: quotes, a command substitution, backticks, a newline. It must reach the run
 # as this exact value, never as shell code.
 ODD = "it's $(touch /tmp/openrecipes-pwned) `id` \"q\"\nline2"
@@ -72,6 +72,7 @@ def _recipe(tmp: Path, run: str | None = None) -> Path:
         "--cpu --no-distributed-optimizer\n")
     data["env"] = {"OMP_NUM_THREADS": "1", "ODD": ODD}
     data["result"]["window"] = [2, STEPS - 1]
+    data["workload"]["schedule"]["peak_lr"] = 2e-2
     recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return recipe
 
