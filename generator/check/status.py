@@ -222,5 +222,21 @@ def verified_runs(ctx: RecipeContext) -> None:
                 "result", "runs")
 
 
+def convergence_against_another(ctx: RecipeContext) -> None:
+    """A recipe of ours measured since LOSS_FALL_FROM whose convergence evidence passes holds a check against another
+    implementation: a framework compared with itself may be a further line, never the only one (issue 38)."""
+    r = ctx.recipe
+    corr = r.correctness
+    if (r.status.value == "reported" or r.result.measured is None or r.result.measured < figures.LOSS_FALL_FROM
+            or corr is None or corr.convergence is None):
+        return
+    checks = [corr.convergence, *corr.convergence_also]
+    if not any(c.implementation is not None and c.implementation.value == "other" for c in checks):
+        ctx.bad("every convergence check compares the framework with itself (or does not say what it compared "
+                "against): a run of ours is checked against another implementation (implementation: other), the "
+                "check against itself a further line", "correctness", "convergence")
+
+
 RULES = (placeholders, reported, measured, verified, partial_run, verified_runs, component_test_gpus,
-         component_test_after_its_run, convergence_statistics, convergence_within_run, noisy_step_times)
+         component_test_after_its_run, convergence_statistics, convergence_within_run, convergence_against_another,
+         noisy_step_times)

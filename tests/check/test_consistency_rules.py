@@ -151,3 +151,21 @@ def test_the_reference_recipe_and_its_honest_neighbours_pass_the_new_rules(tmp_p
     its convergence check compares the measured run's 20 steps: both honest, both pass."""
     _, problems = _checked(tmp_path, REF, [])
     assert problems == []
+
+
+@pytest.mark.parametrize("implementation,problem", [("same", True), ("other", False)])
+def test_a_run_of_ours_is_checked_against_another_implementation(tmp_path: Path, implementation: str,
+                                                                  problem: bool) -> None:
+    """Measured since figures.LOSS_FALL_FROM: a convergence check of the framework against itself alone is refused;
+    one against another implementation is the honest neighbour."""
+    edits = [("  measured: 2026-10-20\n", "  measured: 2026-12-06\n"),
+             ("    steps: 20\n    result: pass\n", f"    steps: 20\n    result: pass\n    implementation: {implementation}\n")]
+    text, problems = _checked(tmp_path, REF, edits)
+    mine = [(p.line, p.message) for p in problems if p.field == "correctness.convergence"]
+    if not problem:
+        assert mine == []
+        return
+    assert mine == [(_line_of(text, "  convergence:"),
+                     "every convergence check compares the framework with itself (or does not say what it compared "
+                     "against): a run of ours is checked against another implementation (implementation: other), the "
+                     "check against itself a further line")]
