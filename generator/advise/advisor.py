@@ -283,8 +283,13 @@ def answer(root: Path, catalog: Catalog, rows: list[Observation], q: Question,
     layouts.sort(key=lambda lay: (not lay.fits, -lay.tokens[0] if lay.fits else lay.memory.peak_gb))
     chosen = layouts[: q.top]
     measured = [r for r in throughput_rows(family_rows) if r.gpu == gpu]
+    # Like with like: the nearest measured recipes share the question's precision and training kind where any does
+    # (a BF16 layout is not set beside FP8 figures); only where none does do the others stand in, farther by _distance.
+    like = [r for r in measured if r.shape.precision == q.precision and
+            (r.shape.training == "lora") == (q.training == "lora")]
+    pool = like or measured
     for lay in chosen:
-        near = sorted(measured, key=lambda r: (_distance(r, lay.plan, seq, q.precision, q.training), r.id))[:NEAREST]
+        near = sorted(pool, key=lambda r: (_distance(r, lay.plan, seq, q.precision, q.training), r.id))[:NEAREST]
         for r in near:
             own = speed.predict(r.shape, r.plan, r.gpu, catalog.gpus[r.gpu].peak_flops.bf16, r.per_node,
                                 framework_family(r.framework))[0]
