@@ -674,6 +674,19 @@ def peak_memory_text(loaded: LoadedRecipe) -> str | None:
     return f"{', '.join(parts) or 'not stated'} of the GPU's {loaded.recipe.gpu.memory_gb} GB ({peak.source})"
 
 
+# The all-recipes filter's bands of peak memory per GPU (reserved, else allocated), in GiB: how close a run came to
+# the card's memory, from a run's own figure; "not stated" where the recipe has none.
+PEAK_MEMORY_BANDS = ("up to 40 GiB", "40-80 GiB", "80-140 GiB", "over 140 GiB", "not stated")
+
+
+def peak_memory_band(loaded: LoadedRecipe) -> str:
+    peak = loaded.recipe.result.peak_memory
+    value = (peak.reserved_gib or peak.allocated_gib) if peak is not None else None
+    if value is None:
+        return PEAK_MEMORY_BANDS[-1]
+    return next(band for band, top in zip(PEAK_MEMORY_BANDS, (40, 80, 140, float("inf")), strict=False) if value <= top)
+
+
 def peak_memory_cell(loaded: LoadedRecipe) -> str:
     """A table's peak memory cell: '27.7 GiB' reserved (allocated where only that is stated), or 'not stated'."""
     peak = loaded.recipe.result.peak_memory
@@ -764,6 +777,7 @@ def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, An
         "framework": framework_name(r.stack.framework),
         "precision": r.workload.precision.value,
         "training": r.workload.training.value if r.workload.training else "not stated",
+        "peak_memory": peak_memory_band(loaded),
         "training_short": training_kind(loaded).removeprefix("training kind "),
         "precision_name": fmt.peak_name(r.workload.precision.value),
         "mfu_peak": f.derived.peak_precision or "",
@@ -1094,7 +1108,9 @@ def filter_options(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))},
             {"key": "params_size", "label": "Active params", "options": _by_size({row["params_size"] for row in rows})},
             {"key": "params_total", "label": "Total params", "options": _by_size({row["params_total"] for row in rows})},
-            {"key": "evidence", "label": "Evidence", "options": values("evidence")}]
+            {"key": "evidence", "label": "Evidence", "options": values("evidence")},
+            {"key": "peak_memory", "label": "Peak memory", "options": sorted(
+                {row["peak_memory"] for row in rows}, key=lambda v: PEAK_MEMORY_BANDS.index(v))}]
 
 
 def _by_size(texts: set[str]) -> list[str]:

@@ -89,7 +89,8 @@ def test_filter_values_differing_only_in_case_keep_one_order_in_every_process() 
 
     script = ("from generator.site import views; "
               "rows = [dict(model='m', gpu_type=g, gpu_count='8', status='s', origin='o', framework=f, training='t', "
-              "precision='p', seq='4k', global_batch=b, params_size='8B', params_total='8B', evidence='e') "
+              "precision='p', seq='4k', global_batch=b, params_size='8B', params_total='8B', evidence='e', "
+              "peak_memory='not stated') "
               "for f, g, b in (('Pytorch', 'h100', ''), ('PyTorch', 'H100', '?'), "
               "('nemo', 'B200', 'unstated'), ('NeMo', 'b200', '512'))]; "
               "print([o['options'] for o in views.filter_options(rows) "
@@ -133,3 +134,20 @@ def test_a_price_field_shows_the_price_to_its_stated_decimals() -> None:
     assert fmt.price_text(42.0 / 4, 42.0) == "10.5"
     assert fmt.price_text(98.32 / 8, 98.32) == "12.29"
     assert fmt.price_text(40.0 / 8, 40.0) == "5"
+
+
+def test_peak_memory_bands() -> None:
+    """The all-recipes filter's peak-memory bands: reserved GiB where stated, else allocated; 'not stated' without."""
+    from types import SimpleNamespace
+
+    from generator.site import views
+
+    def band(allocated, reserved):
+        peak = None if allocated is None and reserved is None else SimpleNamespace(allocated_gib=allocated,
+                                                                                   reserved_gib=reserved)
+        return views.peak_memory_band(SimpleNamespace(recipe=SimpleNamespace(result=SimpleNamespace(peak_memory=peak))))
+
+    assert band(None, None) == "not stated"
+    assert band(27.7, 27.73) == "up to 40 GiB" and band(39.0, 40.0) == "up to 40 GiB"
+    assert band(30.0, 40.5) == "40-80 GiB" and band(66.4, None) == "40-80 GiB"
+    assert band(None, 120.0) == "80-140 GiB" and band(None, 141.5) == "over 140 GiB"
