@@ -258,5 +258,14 @@ def time_to_train(ctx: RecipeContext) -> None:
                   f"median run's samples x {r.workload.row_tokens} / run time / {r.gpu.count} GPUs")
 
 
+def runs_spread(ctx: RecipeContext) -> None:
+    """Several runs never give the same tokens/s to every digit: a CV of exactly 0 across them is one run counted
+    several times (the runner refuses such runs; issue 41)."""
+    res = ctx.recipe.result
+    if res.runs is not None and res.runs > 1 and res.runs_cv_percent == 0:
+        ctx.bad(f"a CV of exactly 0 across {res.runs} runs: one run given {res.runs} times, not {res.runs} runs",
+                "result", "runs_cv_percent")
+
+
 RULES = (stated_precision, usd_per_million_tokens, mfu, precision_peak, published_model_tflops,
-         superseded_model_tflops, window, gpu_hours, dates, time_to_train)
+         superseded_model_tflops, window, gpu_hours, dates, time_to_train, runs_spread)

@@ -169,3 +169,11 @@ def test_a_run_of_ours_is_checked_against_another_implementation(tmp_path: Path,
                      "every convergence check compares the framework with itself (or does not say what it compared "
                      "against): a run of ours is checked against another implementation (implementation: other), the "
                      "check against itself a further line")]
+
+
+@pytest.mark.parametrize("cv,problem", [("0.0", True), ("0.01", False)])
+def test_a_cv_of_exactly_zero_across_runs_is_one_run(tmp_path: Path, cv: str, problem: bool) -> None:
+    text, problems = _checked(tmp_path, ENGINE, [("  runs_cv_percent: 4.51\n", f"  runs_cv_percent: {cv}\n")])
+    mine = [(p.line, p.message) for p in problems if p.field == "result.runs_cv_percent" and "exactly 0" in p.message]
+    assert mine == ([(_line_of(text, f"  runs_cv_percent: {cv}"),
+                      "a CV of exactly 0 across 3 runs: one run given 3 times, not 3 runs")] if problem else [])
