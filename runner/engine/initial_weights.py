@@ -38,8 +38,9 @@ SCALED = ("self_attn.o_proj.weight", "mlp.down_proj.weight")
 
 
 @dataclass(frozen=True)
-class Dims:
-    """The shapes the checkpoint needs (any framework's plan gives them)."""
+class Shape:
+    """A dense decoder's shapes, as every framework here builds it (one attention kind, SwiGLU, no biases): what the
+    checkpoint is drawn for and what each framework's plan carries (runner.frameworks.common.Plan)."""
 
     layers: int
     hidden: int
@@ -48,6 +49,8 @@ class Dims:
     kv_heads: int
     head_dim: int
     vocab_size: int
+    norm_eps: float
+    rope_base: float
     tied_embeddings: bool
     qk_norm: bool = False
 
@@ -74,7 +77,7 @@ def make_tensor(seed: int, name: str, shape: tuple[int, ...], device, layers: in
     return torch.randn(shape, generator=gen, dtype=torch.float32, device=device).mul_(init_std(name, layers))
 
 
-def hf_layer_shapes(d: Dims, i: int) -> dict[str, tuple[int, ...]]:
+def hf_layer_shapes(d: Shape, i: int) -> dict[str, tuple[int, ...]]:
     h = f"model.layers.{i}."
     out = {
         h + "self_attn.q_proj.weight": (d.heads * d.head_dim, d.hidden),
@@ -93,21 +96,21 @@ def hf_layer_shapes(d: Dims, i: int) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def hf_outer_shapes(d: Dims) -> dict[str, tuple[int, ...]]:
+def hf_outer_shapes(d: Shape) -> dict[str, tuple[int, ...]]:
     out = {"model.embed_tokens.weight": (d.vocab_size, d.hidden), "model.norm.weight": (d.hidden,)}
     if not d.tied_embeddings:
         out["lm_head.weight"] = (d.vocab_size, d.hidden)
     return out
 
 
-def hf_pieces(d: Dims, seed: int, device) -> Iterator[dict]:
+def hf_pieces(d: Shape, seed: int, device) -> Iterator[dict]:
     """The checkpoint in transformers' names, one piece at a time: the outer tensors, then each layer's."""
     yield {name: make_tensor(seed, name, shape, device, d.layers) for name, shape in hf_outer_shapes(d).items()}
     for i in range(d.layers):
         yield {name: make_tensor(seed, name, shape, device, d.layers) for name, shape in hf_layer_shapes(d, i).items()}
 
 
-def to_megatron(piece: dict, d: Dims) -> dict:
+def to_megatron(piece: dict, d: Shape) -> dict:
     """A checkpoint piece in megatron-core GPTModel names (the engine's local spec)."""
     import torch
 
@@ -150,7 +153,7 @@ _TORCHTITAN_OUTER = {"model.embed_tokens.weight": "tok_embeddings.weight", "mode
                      "lm_head.weight": "output.weight"}
 
 
-def to_torchtitan(piece: dict, d: Dims) -> dict:
+def to_torchtitan(piece: dict, d: Shape) -> dict:
     """A checkpoint piece in torchtitan llama3 Transformer names."""
     out = {}
     for name, t in piece.items():
@@ -164,7 +167,7 @@ def to_torchtitan(piece: dict, d: Dims) -> dict:
     return out
 
 
-def to_transformers(piece: dict, d: Dims) -> dict:
+def to_transformers(piece: dict, d: Shape) -> dict:
     """The piece as it is (transformers' own names); a tied head is the embedding."""
     return dict(piece)
 
@@ -172,13 +175,12 @@ def to_transformers(piece: dict, d: Dims) -> dict:
 CONVERTERS = {"megatron": to_megatron, "torchtitan": to_torchtitan, "transformers": to_transformers}
 
 
-def load_into(model, d: Dims, seed: int, naming: str, prefix_of=None) -> float:
+def load_into(model, d: Shape, seed: int, naming: str) -> float:
     """Copies the seeded checkpoint into `model`'s parameters (named by `naming`: megatron, torchtitan or
     transformers), one piece at a time; returns the checkpoint's L2 norm (float64), which every framework prints so
     two arms can be seen to start alike. Every parameter of the model must be written, and every tensor used, or
-    ValueError names what is left: a silent half-initialised model would train as another model.
-
-    `prefix_of(name)` maps a converted name to the model's (a wrapper's prefix, say); identity by default."""
+    ValueError names what is left: a silent half-initialised model would train as another model. Wrappers' segments
+    of a parameter's name (torch.compile's _orig_mod, say) are not the model's: _plain_name drops them."""
     import torch
 
     params = {_plain_name(name): p for name, p in model.named_parameters()}
@@ -191,10 +193,9 @@ def load_into(model, d: Dims, seed: int, naming: str, prefix_of=None) -> float:
             for name, t in piece.items():
                 if name != "lm_head.weight" or not d.tied_embeddings:
                     total += float(t.double().square().sum())
-            for name, tensor in convert(piece, d).items():
-                target = prefix_of(name) if prefix_of else name
+            for target, tensor in convert(piece, d).items():
                 if target not in params:
-                    raise ValueError(f"the {naming} model has no parameter {target} for the checkpoint's {name}")
+                    raise ValueError(f"the {naming} model has no parameter {target} for the checkpoint's piece")
                 param = params[target]
                 if tuple(param.shape) != tuple(tensor.shape):
                     raise ValueError(f"{target}: the model's shape {tuple(param.shape)} is not the checkpoint's "
@@ -202,7 +203,7 @@ def load_into(model, d: Dims, seed: int, naming: str, prefix_of=None) -> float:
                 param.copy_(tensor.to(param.dtype))
                 written.add(target)
             del piece
-    missing = sorted(set(params) - written - _tied_aliases(model, params, written))
+    missing = sorted(set(params) - written)  # named_parameters() names a tied weight once
     if missing:
         raise ValueError(f"the checkpoint wrote none of {len(missing)} parameters of the {naming} model: "
                          + ", ".join(missing[:4]))
@@ -218,16 +219,3 @@ def _plain_name(name: str) -> str:
     for segment in _WRAPPER_SEGMENTS:
         name = name.replace(segment, "")
     return name
-
-
-def _tied_aliases(model, params: dict, written: set[str]) -> set[str]:
-    """Parameter names that are the same tensor as a written one (a tied head)."""
-    written_ids = {id(params[n]) for n in written}
-    return {n for n, p in params.items() if id(p) in written_ids}
-
-
-def dims_of(shape, qk_norm: bool = False) -> Dims:
-    """Dims from runner.frameworks.common.Shape (or anything with its fields)."""
-    return Dims(layers=shape.layers, hidden=shape.hidden, ffn_hidden=shape.ffn_hidden, heads=shape.heads,
-                kv_heads=shape.kv_heads, head_dim=shape.head_dim, vocab_size=shape.vocab_size,
-                tied_embeddings=shape.tied_embeddings, qk_norm=qk_norm)

@@ -14,10 +14,10 @@ import socket
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TextIO
 
-from runner.engine import SUMMARY_PREFIX
+from runner.engine import SUMMARY_PREFIX, memory
 from runner.engine.plan import EnginePlan
 from runner.engine.schedule import RunSchedule
 from runner.engine.streams import MarkovStream, PatternStream, step_rows
@@ -164,14 +164,14 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
         if rank == 0:
             out.write(format_engine_step(step, plan.steps, elapsed, record["loss"], plan.tokens_per_step) + "\n")
             out.flush()
-    peak = _peak_memory(use_cuda)
+    peak = memory.this_run() if use_cuda else None
     if rank == 0:
         summary = {
             "recipe": plan.recipe_id, "model": plan.model, "attention_backend": _backend_text(plan, use_cuda),
             "layout": {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "sequence_parallel": plan.sequence_parallel,
                        "rows_per_microbatch": plan.rows_per_microbatch, "num_microbatches": plan.num_microbatches,
                        "recompute": plan.recompute_granularity},
-            "options": _options_dict(opts), "init_weight_norm": init_norm, "initial_weights": init,
+            "options": asdict(opts), "init_weight_norm": init_norm, "initial_weights": init,
             "schedule": opts.schedule.as_dict(), "precision": plan.precision, "peak_memory": peak,
             "gradient_accumulation_fusion": config.gradient_accumulation_fusion,
             "versions": _versions(), "notes": list(plan.notes),
@@ -270,35 +270,16 @@ def _initialise(model, plan: EnginePlan, opts: EngineOptions) -> dict:
         why = "asked" if opts.init == "megatron" else "tp x pp > 1: the seeded checkpoint is not sliced"
         return {"kind": "megatron-core's own (std 0.02, output projections scaled by 1/sqrt(2 x layers))",
                 "why": why, "seed": plan.seed}
-    from runner.engine.initial_weights import Dims, load_into
+    from runner.engine.initial_weights import Shape, load_into
 
-    dims = Dims(layers=plan.arch.layers, hidden=plan.arch.hidden_size, ffn_hidden=plan.arch.ffn_hidden_size,
-                heads=plan.arch.attention_heads, kv_heads=plan.kv_heads, head_dim=plan.head_dim,
-                vocab_size=plan.vocab_size, tied_embeddings=plan.arch.tied_embeddings, qk_norm=plan.arch.qk_norm)
-    norm = load_into(model, dims, plan.seed, "megatron")
+    arch = plan.arch
+    shape = Shape(layers=arch.layers, hidden=arch.hidden_size, ffn_hidden=arch.ffn_hidden_size,
+                  heads=arch.attention_heads, kv_heads=plan.kv_heads, head_dim=plan.head_dim, vocab_size=plan.vocab_size,
+                  norm_eps=arch.norm_eps, rope_base=arch.rope_base, tied_embeddings=arch.tied_embeddings,
+                  qk_norm=arch.qk_norm)
+    norm = load_into(model, shape, plan.seed, "megatron")
     return {"kind": "seeded checkpoint (runner/engine/initial_weights.py)", "seed": plan.seed,
             "checkpoint_norm": norm}
-
-
-def _peak_memory(use_cuda: bool) -> dict | None:
-    """Every rank's peak allocated and reserved memory, the largest of each over the ranks, in GiB."""
-    if not use_cuda:
-        return None
-    import torch
-    import torch.distributed as dist
-
-    peaks = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()],
-                         dtype=torch.float64, device="cuda")
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        dist.all_reduce(peaks, op=dist.ReduceOp.MAX)
-    return {"allocated_gib": round(float(peaks[0]) / 2**30, 3), "reserved_gib": round(float(peaks[1]) / 2**30, 3),
-            "ranks": dist.get_world_size() if dist.is_initialized() else 1}
-
-
-def _options_dict(opts: EngineOptions) -> dict:
-    from dataclasses import asdict
-
-    return asdict(opts)
 
 
 def _wgrad_fusion_ready() -> bool:

@@ -19,24 +19,9 @@ from pathlib import Path
 from generator.load import load_recipe
 from generator.registry import load_catalog
 from runner.engine import schedule
+from runner.engine.initial_weights import Shape
 
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A dense decoder's shapes, as every framework here builds it (one attention kind, SwiGLU, no biases)."""
-
-    layers: int
-    hidden: int
-    ffn_hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    vocab_size: int
-    norm_eps: float
-    rope_base: float
-    tied_embeddings: bool
 
 
 TINY_SHAPE = Shape(layers=2, hidden=64, ffn_hidden=256, heads=4, kv_heads=2, head_dim=16, vocab_size=512,
@@ -58,7 +43,6 @@ class Plan:
     tiny: bool = False
     seed: int = SEED
     stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
-    qk_norm: bool = False
 
     @property
     def num_microbatches(self) -> int:
@@ -108,11 +92,11 @@ def make_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_mic
     shape = Shape(layers=arch.layers, hidden=arch.hidden_size, ffn_hidden=arch.ffn_hidden_size,
                   heads=arch.attention_heads, kv_heads=kind.kv_heads, head_dim=kind.head_dim,
                   vocab_size=arch.vocab_size, norm_eps=arch.norm_eps, rope_base=arch.rope_base,
-                  tied_embeddings=arch.tied_embeddings)
+                  tied_embeddings=arch.tied_embeddings, qk_norm=arch.qk_norm)
     plan = Plan(recipe_path=str(path), recipe_id=loaded.id, model=recipe.model, shape=shape,
                 row_tokens=recipe.workload.row_tokens, global_batch=recipe.workload.global_batch,
                 rows_per_microbatch=mbs, steps=n_steps, precision=recipe.workload.precision.value,
-                stated_schedule=recipe.workload.schedule, qk_norm=arch.qk_norm)
+                stated_schedule=recipe.workload.schedule)
     return replace(plan, shape=TINY_SHAPE, row_tokens=TINY_ROW_TOKENS, tiny=True) if tiny else plan
 
 
@@ -150,13 +134,6 @@ def schedule_of(plan: Plan, args: argparse.Namespace) -> schedule.RunSchedule:
         return schedule.from_args(plan.stated_schedule, args, plan.recipe_path)
     except schedule.ScheduleError as exc:
         raise PlanError(str(exc)) from None
-
-
-def dims(plan: Plan):
-    """The plan's shapes as runner/engine/initial_weights.py takes them."""
-    from runner.engine.initial_weights import dims_of
-
-    return dims_of(plan.shape, plan.qk_norm)
 
 
 def plan_from_args(args: argparse.Namespace) -> Plan:

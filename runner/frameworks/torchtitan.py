@@ -50,7 +50,6 @@ from runner.frameworks.common import (
     PlanError,
     Shape,
     add_common_arguments,
-    dims,
     plan_from_args,
     refuse_missing,
     refuse_precision,
@@ -270,7 +269,7 @@ def start_like_the_card(model_parts, plan: Plan) -> float:
             raise PlanError(f"{plan.recipe_path}: layout.dp: a tied output layer is not tied under torchtitan's FSDP "
                             "here (the weights are sharded DTensors); run it on one GPU")
         model.output.weight = model.tok_embeddings.weight
-    return load_into(model, dims(plan), plan.seed, "torchtitan")
+    return load_into(model, plan.shape, plan.seed, "torchtitan")
 
 
 def _peak_tracker():
@@ -297,19 +296,15 @@ def _peak_tracker():
 
 
 def _run_peak(peaks: dict, read) -> dict | None:
-    """The run's peaks in GiB, the largest over the ranks."""
+    """The run's peaks in GiB, the largest over the ranks (runner/engine/memory.py)."""
     import torch
+
+    from runner.engine.memory import peak_memory
 
     if not torch.cuda.is_available():
         return None
     read()
-    values = torch.tensor([peaks["allocated"], peaks["reserved"]], dtype=torch.float64, device="cuda")
-    ranks = 1
-    if torch.distributed.is_initialized():
-        ranks = torch.distributed.get_world_size()
-        torch.distributed.all_reduce(values, op=torch.distributed.ReduceOp.MAX)
-    return {"allocated_gib": round(float(values[0]) / 2**30, 3), "reserved_gib": round(float(values[1]) / 2**30, 3),
-            "ranks": ranks}
+    return peak_memory(peaks["allocated"], peaks["reserved"])
 
 
 def train(plan: Plan, args: argparse.Namespace) -> None:

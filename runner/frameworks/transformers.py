@@ -27,7 +27,6 @@ from runner.frameworks.common import (
     Plan,
     PlanError,
     add_common_arguments,
-    dims,
     plan_from_args,
     refuse_missing,
     refuse_precision,
@@ -64,6 +63,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
     import transformers
     from transformers import LlamaForCausalLM
 
+    from runner.engine import memory
     from runner.engine.initial_weights import load_into
     from runner.engine.streams import make_stream, step_rows
     from runner.logs import format_engine_step
@@ -76,7 +76,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
     torch.manual_seed(plan.seed)
     with device:
         model = LlamaForCausalLM(config)  # fp32 master weights
-    checkpoint_norm = load_into(model, dims(plan), plan.seed, "transformers")
+    checkpoint_norm = load_into(model, plan.shape, plan.seed, "transformers")
     model.train()
     initial_norm = _weight_norm(model)
     opt = torch.optim.AdamW(model.parameters(), lr=run_schedule.peak_lr, betas=(0.9, 0.95), weight_decay=0.1,
@@ -105,10 +105,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
         out.write(format_engine_step(step, plan.steps, elapsed, float(total), plan.global_batch * plan.row_tokens)
                   + "\n")
         out.flush()
-    peak = None
-    if cuda:
-        peak = {"allocated_gib": round(torch.cuda.max_memory_allocated() / 2**30, 3),
-                "reserved_gib": round(torch.cuda.max_memory_reserved() / 2**30, 3), "ranks": 1}
+    peak = memory.this_run() if cuda else None
     summary = {"framework": FRAMEWORK, "transformers": transformers.__version__, "torch": torch.__version__,
                "device": str(device), "attention": args.attention, "fused_adam": not args.no_fused_adam,
                "data": args.data, "schedule": run_schedule.as_dict(), "precision": precision, "tiny": plan.tiny,

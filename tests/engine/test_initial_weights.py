@@ -18,15 +18,15 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from runner.engine import SUMMARY_PREFIX  # noqa: E402
-from runner.engine.initial_weights import Dims, hf_pieces, load_into, tensor_seed, to_megatron, to_torchtitan  # noqa: E402
+from runner.engine.initial_weights import Shape, hf_pieces, load_into, tensor_seed, to_megatron, to_torchtitan  # noqa: E402
 from runner.engine.streams import PatternStream, step_rows  # noqa: E402
 from tests.engine import forked_ranks  # noqa: E402
 from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, TINY_CARD, cpu_env, make_registry  # noqa: E402
 
 ARCH = TINY_CARD["Tiny-Llama-Test"]["architecture"]
-DIMS = Dims(layers=ARCH["layers"], hidden=ARCH["hidden_size"], ffn_hidden=ARCH["ffn_hidden_size"],
-            heads=ARCH["attention_heads"], kv_heads=2, head_dim=16, vocab_size=ARCH["vocab_size"],
-            tied_embeddings=ARCH["tied_embeddings"])
+DIMS = Shape(layers=ARCH["layers"], hidden=ARCH["hidden_size"], ffn_hidden=ARCH["ffn_hidden_size"],
+             heads=ARCH["attention_heads"], kv_heads=2, head_dim=16, vocab_size=ARCH["vocab_size"],
+             norm_eps=ARCH["norm_eps"], rope_base=ARCH["rope_base"], tied_embeddings=ARCH["tied_embeddings"])
 SEED = 1234
 
 
