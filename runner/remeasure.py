@@ -348,24 +348,11 @@ def _environment(target: Target, measured: Measured) -> tuple[dict[str, Any], li
 AS_NEW_STACK = ("pytorch", "cuda", "python", "nccl", "driver", "megatron_core", "transformer_engine", "gpu_name")
 
 
-def _as_new_stack(target: Target, env: dict[str, Any]) -> dict[tuple[str, ...], str]:
-    """stack.<key> of the new recipe set to what this run captured, where the recipe has the key and it differs."""
+def _as_new_stack(target: Target, env: dict[str, Any]) -> dict[str, str]:
+    """The new recipe's stack fields (--as-new) that this run captured otherwise than the original states."""
     stated = target.recipe.stack
-    out = {}
-    for key in AS_NEW_STACK:
-        have = env.get(key)
-        if have and key in type(stated).model_fields and getattr(stated, key) not in (None, str(have)):
-            out[("stack", key)] = yaml_edit.yaml_str(str(have))
-    return out
-
-
-def environment_differences(recipe: Recipe, env: dict[str, Any], stack_changes: dict) -> list[str]:
-    """The stack differences against the recipe as the new file will state it."""
-    from runner import environment
-
-    stack = recipe.stack.model_copy(update={key: yaml_edit.load_rt(f"x: {value}")["x"]
-                                            for (_, key), value in stack_changes.items()})
-    return environment.differences(recipe.model_copy(update={"stack": stack}), env)
+    return {key: str(env[key]) for key in AS_NEW_STACK
+            if env.get(key) and key in type(stated).model_fields and getattr(stated, key) not in (None, str(env[key]))}
 
 
 def _provenance(recipe: Recipe, root: Path) -> dict[str, Any]:
@@ -417,6 +404,7 @@ def _unplaced(text: str, folders: list[tuple[re.Pattern[str], str]]) -> str:
 
 
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
+    from runner import environment
     from runner.measure import undated
     from runner.yaml_edit import result_changes, rounded, splice
 
@@ -435,16 +423,17 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     for w in warnings:
         print(f"warning: {w}", file=out)
     env, diffs = _environment(target, measured)
-    stack_changes = _as_new_stack(target, env) if options.as_new else {}
-    if stack_changes:  # a new recipe states the stack of the run that measured it, not its original's
-        for (_, key), value in stack_changes.items():
+    stack = _as_new_stack(target, env) if options.as_new else {}
+    if stack:  # a new recipe states the stack of the run that measured it, not its original's
+        for key, value in stack.items():
             print(f"stack written from this run: {key}: {value}", file=out)
-        diffs = environment_differences(target.recipe, env, stack_changes)
+        restated = target.recipe.stack.model_copy(update=stack)
+        diffs = environment.differences(target.recipe.model_copy(update={"stack": restated}), env)
     for d in diffs:
         print(f"stack differs from the recipe: {d}", file=out)
     g = gate(target.recipe, m.median.tokens_per_s_per_gpu)
     print("new recipe (--as-new): no recorded figure to compare" if options.as_new else g.describe(), file=out)
-    changes = result_changes(fields, target.recipe.result) | stack_changes
+    changes = result_changes(fields, target.recipe.result) | {("stack", k): yaml_edit.yaml_str(v) for k, v in stack.items()}
     if m.gpu_hours is not None:  # the note says what the new figure counts; the old note was about the old one
         changes[("result", "gpu_hours_note")] = yaml_edit.yaml_str(measured.gpu_hours_note or
                                                                    GPU_HOURS_NOTE[measured.source])

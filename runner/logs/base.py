@@ -388,7 +388,7 @@ def stated_summary(lines: Iterable[str]) -> dict:
     for line in lines:
         if line.startswith(SUMMARY_PREFIXES):
             last = line
-    if last is None or not last.endswith("\n") and not last.rstrip().endswith("}"):
+    if last is None:
         return {}
     try:
         data = json.loads(last.split(" ", 1)[1])
