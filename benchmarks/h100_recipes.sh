@@ -26,50 +26,15 @@ START=$SECONDS
 BUDGET_S=${BUDGET_S:-570}
 OUT=${OUT:-/tmp/h100_recipes_out}
 W=$OUT/work; mkdir -p "$W"
-pack() { tar czf "$OUT/results.tgz" -C "$OUT" work; }
-if [ -z "${CPU_PROOF:-}" ]; then
-  if [ ! -e /tmp/site/.installed ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-      || exit 1
-    touch /tmp/site/.installed
-  fi
-  export PYTHONPATH=/tmp/site:$PWD
-  if ! python3 -c 'import tensorboard' 2>/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/fallback/*.whl \
-      || exit 1
-    echo "tensorboard installed from .whl/fallback"
-  fi
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,power.limit --format=csv > "$W/gpu.txt"
-else
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-  export OPENRECIPES_GPUS=${OPENRECIPES_GPUS:-1xNVIDIA H100 80GB HBM3}  # the runner's stand-in for NVML (tests)
-  : > "$W/gpu.txt"
-fi
-export PYTHONUNBUFFERED=1 CUDA_DEVICE_MAX_CONNECTIONS=1 PYTHONWARNINGS=ignore
-export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-python3 -c 'import sys, torch; print(sys.version); print(torch.__version__, torch.version.cuda)' >> "$W/gpu.txt"
-python3 -c 'import importlib.metadata as m; print({d: m.version(d) for d in ("torchtitan", "transformers", "torchao", "megatron-core")})' \
-  >> "$W/gpu.txt" 2>&1
-cat "$W/gpu.txt"
+. benchmarks/lib/device_call.sh
+[ -n "${CPU_PROOF:-}" ] && export OPENRECIPES_GPUS=${OPENRECIPES_GPUS:-1xNVIDIA H100 80GB HBM3}  # NVML's stand-in
+device_setup torchtitan transformers torchao megatron-core
 rm -rf recipes/*/h100/*.yaml recipes/*/h100/*.evidence.json 2>/dev/null  # a seed of an earlier call is not this one's
 GPU=${GPU:-h100}  # h200: the fallback where no H100 is lent: the 1B H200 recipes re-stated and re-measured in place
 python3 benchmarks/h100_recipe_seeds.py --gpu "$GPU"
 [ "$GPU" = h200 ] && python3 benchmarks/h100_recipe_seeds.py  # the H100 seeds too: the convergence arms read them
 echo "setup wall=$((SECONDS - START))s"
 
-cap() {  # cap SECONDS: the step's limit, no more than what is left of the budget (10 s kept for the pack)
-  local left=$((BUDGET_S - (SECONDS - START) - 10))
-  [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
-}
-step() {  # step NAME CAP COMMAND...: the command's output kept whole (compressed later) and its tail shown
-  local name=$1 t; t=$(cap "$2"); shift 2
-  if [ "$t" -le 5 ]; then echo "$name skipped: the budget is spent"; return; fi
-  local s=$SECONDS
-  timeout "$t" "$@" > "$W/$name.log" 2>&1
-  echo "$name rc=$? wall=$((SECONDS - s))s (cap ${t}s)"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-6}"
-  cp "$W/$name.log" "$W/$name.txt"  # *.log is ignored by git: the committed copy
-  pack
-}
 remeasure() {  # remeasure NAME CAP RECIPE RUN_CAP: 3 runs; the runner writes the recipe and its evidence
   local name=$1 t=$2 recipe=$3 per_run=$4
   TAILN=8 step "remeasure-$name" "$t" python3 -m runner remeasure "$recipe" --runs 3 --yes --json --accept-change \

@@ -54,41 +54,10 @@ START=$SECONDS
 BUDGET_S=${BUDGET_S:-570}
 OUT=${OUT:-/tmp/h200_frameworks_out}
 W=$OUT/work; mkdir -p "$W"
-pack() { tar czf "$OUT/results.tgz" -C "$OUT" work; }
-if [ -z "${CPU_PROOF:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-  if ! python3 -c 'import tensorboard' 2>/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/fallback/*.whl \
-      || exit 1
-    echo "tensorboard installed from .whl/fallback"
-  fi
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,power.limit --format=csv > "$W/gpu.txt"
-else
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-  : > "$W/gpu.txt"
-fi
-export PYTHONUNBUFFERED=1 CUDA_DEVICE_MAX_CONNECTIONS=1 PYTHONWARNINGS=ignore
-export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-python3 -c 'import sys, torch; print(sys.version); print(torch.__version__, torch.version.cuda)' >> "$W/gpu.txt"
-python3 -c 'import importlib.metadata as m; print({d: m.version(d) for d in ("torchtitan", "transformers", "torchdata", "datasets")})' \
-  >> "$W/gpu.txt" 2>&1
-cat "$W/gpu.txt"
+. benchmarks/lib/device_call.sh
+device_setup torchtitan transformers torchdata datasets
 echo "setup wall=$((SECONDS - START))s"
 
-cap() {  # cap SECONDS: the step's limit, no more than what is left of the budget (10 s kept for the pack)
-  local left=$((BUDGET_S - (SECONDS - START) - 10))
-  [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
-}
-step() {  # step NAME CAP COMMAND...: the command's output kept whole (compressed later) and its tail shown
-  local name=$1 t; t=$(cap "$2"); shift 2
-  if [ "$t" -le 5 ]; then echo "$name skipped: the budget is spent"; return; fi
-  local s=$SECONDS
-  timeout "$t" "$@" > "$W/$name.log" 2>&1
-  echo "$name rc=$? wall=$((SECONDS - s))s (cap ${t}s)"; grep -v -i warn "$W/$name.log" | tail -"${TAILN:-6}"
-  pack
-}
 R1E=recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml
 TT1=recipes/llama-3.2-1b/h200/torchtitan-4k.yaml
 HF1=recipes/llama-3.2-1b/h200/transformers-4k.yaml
