@@ -11,6 +11,7 @@ their absence a failure.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "site_src" / "assets" / "js"
 CONFIG = ROOT / ".dependency-cruiser.cjs"
 CRUISER = ROOT / "node_modules" / "dependency-cruiser" / "bin" / "dependency-cruise.mjs"
+# A terminal's colour codes split a module's name from its rule (CI's environment can ask for colour).
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _cruise(folder: Path) -> subprocess.CompletedProcess[str]:
@@ -30,8 +33,10 @@ def _cruise(folder: Path) -> subprocess.CompletedProcess[str]:
             pytest.fail("OPENRECIPES_REQUIRE_ACTIONLINT=1 but node or dependency-cruiser is missing: install node and "
                         "run `npm ci` (package.json's devDependencies)")
         pytest.skip("node or dependency-cruiser is not installed: node and `npm ci`")
-    return subprocess.run([node, str(CRUISER), "--config", str(CONFIG), "--output-type", "err", folder.name],
-                          cwd=folder.parent, capture_output=True, text=True, timeout=120, check=False)
+    env = {**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    proc = subprocess.run([node, str(CRUISER), "--config", str(CONFIG), "--output-type", "err", folder.name],
+                          cwd=folder.parent, capture_output=True, text=True, timeout=120, check=False, env=env)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, ANSI.sub("", proc.stdout), ANSI.sub("", proc.stderr))
 
 
 def test_the_page_script_keeps_its_layers() -> None:
