@@ -110,11 +110,11 @@ def main() -> int:
     from megatron.core import parallel_state, tensor_parallel
     from megatron.core.transformer.module import Float16Module
 
-    from runner.engine.plan import make_plan
+    from runner.engine.plan import make_engine_plan
     from runner.engine.train import EngineOptions, _Batches, _build_model, _free_port
 
     use_cuda = torch.cuda.is_available() and not args.cpu
-    plan = make_plan(args.recipe, steps=1)
+    plan = make_engine_plan(args.recipe, steps=1)
     if args.row_tokens:
         plan = type(plan)(**{**plan.__dict__, "row_tokens": args.row_tokens})
     opts = EngineOptions(cpu=args.cpu)

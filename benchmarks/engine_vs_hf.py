@@ -63,14 +63,14 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
-    from runner.engine.plan import make_plan
+    from runner.engine.plan import make_engine_plan
 
     catalog = load_catalog(ROOT)
     saved = dict(item.split("=", 1) for item in args.engine_log)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     rows = []
     for recipe in args.recipes:
-        plan = make_plan(recipe, steps=args.steps)
+        plan = make_engine_plan(recipe, steps=args.steps)
         if recipe in saved:
             engine_text = Path(saved[recipe]).read_text()
         else:

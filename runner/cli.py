@@ -246,7 +246,7 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, load_catalog
     from runner import checked, commit
     from runner.remeasure import Stop, recover
-    from runner.yaml_edit import WriteError, convergence_text, decode, encode, unified_diff
+    from runner.yaml_edit import WriteError, decode, encode, unified_diff, with_convergence_block
 
     try:
         root = find_root(path)
@@ -268,7 +268,7 @@ def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note
             recover(root, path, dry_run, out)
             raw = path.read_bytes()
             text, newline = decode(raw, display)
-            new, said = convergence_text(text, loaded.data, result, note, arms, extra, also)
+            new, said = with_convergence_block(text, loaded.data, result, note, arms, extra, also)
             change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
 
             def passed() -> None:

@@ -6,7 +6,7 @@ re-flows the recipe's multi-line plain scalars. The new text is then re-read wit
 field by field with the old, so a splice can never change anything it was not asked to.
 
 Besides the scalar splice, the line-level block edits: `correctness.convergence` written, updated or added
-(`convergence_text`), and a recipe rewritten for other GPUs (`as_new_text`). Every edit works on text with
+(`with_convergence_block`), and a recipe rewritten for other GPUs (`as_new_text`). Every edit works on text with
 "\n" line ends; `decode` and `encode` carry a CRLF recipe's line ends through unchanged.
 """
 
@@ -432,7 +432,7 @@ def _add_also(text: str, result: Any, note: str | None, extra: dict | None) -> s
     return "".join(lines)
 
 
-def convergence_text(text: str, data: dict[str, Any], result: Any, note: str | None,
+def with_convergence_block(text: str, data: dict[str, Any], result: Any, note: str | None,
                      arms: str | None = None, extra: dict | None = None, also: bool = False) -> tuple[str, list[str]]:
     """The recipe with correctness.convergence written (updated, inserted, or a new correctness block); the note
     is replaced only when given, and a new check is noted with its two arms. `extra`: the reference arm

@@ -27,8 +27,7 @@ from generator.load import LoadedRecipe
 from generator.models import Recipe
 from generator.problems import Problem
 from generator.registry import Registry
-from generator.site import direct, schema_doc, views
-from generator.site import evidence as evidence_view
+from generator.site import direct, evidence_view, schema_doc, views
 from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml

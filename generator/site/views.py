@@ -1263,7 +1263,7 @@ def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
             f"({fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s)")
 
 
-def convergence_text(loaded: LoadedRecipe) -> str:
+def convergence_summary(loaded: LoadedRecipe) -> str:
     """A recipe's convergence check in one line, or the publication's quality target reached (a benchmark's
     convergence criterion, the submitter's runs), or that it has neither."""
     corr = loaded.recipe.correctness
@@ -1374,6 +1374,6 @@ def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
                     "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
                     "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
                     "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
-                    "runs": runs_text(loaded), "convergence": convergence_text(loaded),
+                    "runs": runs_text(loaded), "convergence": convergence_summary(loaded),
                     "against": convergence_against(loaded), "memory": peak_memory_cell(loaded)})
     return out

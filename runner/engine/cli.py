@@ -78,11 +78,11 @@ def missing_extra() -> bool:
 
 def plan_and_options(args: argparse.Namespace):
     """(EnginePlan, EngineOptions) from parsed `train` arguments, or exit status 2 after printing the problems."""
-    from runner.engine.plan import EngineError, make_plan
+    from runner.engine.plan import EngineError, make_engine_plan
     from runner.engine.train import EngineOptions
 
     try:
-        plan = make_plan(args.recipe, steps=args.steps, attention=args.attention,
+        plan = make_engine_plan(args.recipe, steps=args.steps, attention=args.attention,
                          rows_per_microbatch=args.rows_per_microbatch, recompute=args.recompute)
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,7 +19,7 @@ FRAMEWORK = "openrecipes-engine"
 
 # The fields of a model card's architecture the engine builds (runner/engine/train.py: megatron's GPT decoder of
 # one global attention kind, MHA or GQA with RoPE and optional QK RMSNorm, a SwiGLU MLP, RMSNorm, no biases; the
-# attention kind's own limits are checked in make_plan). Any other field a card sets names a part the engine lacks,
+# attention kind's own limits are checked in make_engine_plan). Any other field a card sets names a part the engine lacks,
 # and the model is refused: trained as a dense stand-in, its figures would be claimed under the real model's
 # parameter count. A field the catalog gains later (Mamba layers, say) is refused the same way until the engine
 # builds it and it is named here.
@@ -98,7 +98,7 @@ def attention_backend_of(recipe: Recipe) -> str:
     return text.split()[0].rstrip(",;:") if text else "sdpa"
 
 
-def make_plan(
+def make_engine_plan(
     recipe_path: Path | str,
     root: Path | None = None,
     *,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TextIO
 
-from runner.engine import SUMMARY_PREFIX, memory
+from runner.engine import SUMMARY_PREFIX, peak_memory
 from runner.engine.plan import EnginePlan
 from runner.engine.schedule import RunSchedule
 from runner.engine.streams import MarkovStream, PatternStream, step_rows
@@ -164,7 +164,7 @@ def run(plan: EnginePlan, opts: EngineOptions, out: TextIO = sys.stdout,
         if rank == 0:
             out.write(format_engine_step(step, plan.steps, elapsed, record["loss"], plan.tokens_per_step) + "\n")
             out.flush()
-    peak = memory.this_run() if use_cuda else None
+    peak = peak_memory.this_run() if use_cuda else None
     if rank == 0:
         summary = {
             "recipe": plan.recipe_id, "model": plan.model, "attention_backend": _backend_text(plan, use_cuda),

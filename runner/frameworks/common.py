@@ -57,7 +57,7 @@ class PlanError(Exception):
     """A recipe this glue cannot run; str() is `path:line:col: field: message`."""
 
 
-def make_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_microbatch: int | None = None,
+def make_framework_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_microbatch: int | None = None,
               tiny: bool = False) -> Plan:
     """The recipe's model card shapes, rows and batch; refuses (PlanError) what the frameworks here do not build."""
     path = Path(recipe_path)
@@ -137,7 +137,7 @@ def schedule_of(plan: Plan, args: argparse.Namespace) -> schedule.RunSchedule:
 
 
 def plan_from_args(args: argparse.Namespace) -> Plan:
-    return make_plan(args.recipe, steps=args.steps, rows_per_microbatch=args.rows_per_microbatch,
+    return make_framework_plan(args.recipe, steps=args.steps, rows_per_microbatch=args.rows_per_microbatch,
                      tiny=args.tiny)
 
 

@@ -28,7 +28,7 @@ shard_degree = the ranks; on one GPU that is 1, at which torchtitan applies no F
 precision by autocast over fp32 weights), torch.compile of the model and the loss unless ``--no-compile``, no
 activation checkpointing, the recipe's micro-batch and global batch (gradient accumulation over the rest), torch's
 fused AdamW (torchtitan's default; ``--no-fused-adam``: foreach) at the recipe's schedule,
-``metrics.log_freq = 1``: torchtitan prints its own metric line every step, which runner/logs/torchtitan.py reads.
+``metrics.log_freq = 1``: torchtitan prints its own metric line every step, which runner/logs/torchtitan_log.py reads.
 The run ends with one ``openrecipes-framework`` line (JSON: torchtitan's and torch's versions, options, schedule,
 precision and the run's peak memory: the largest allocated and reserved figures torchtitan's memory monitor saw
 before each of its resets, over every rank).
@@ -296,10 +296,10 @@ def _peak_tracker():
 
 
 def _run_peak(peaks: dict, read) -> dict | None:
-    """The run's peaks in GiB, the largest over the ranks (runner/engine/memory.py)."""
+    """The run's peaks in GiB, the largest over the ranks (runner/engine/peak_memory.py)."""
     import torch
 
-    from runner.engine.memory import peak_memory
+    from runner.engine.peak_memory import peak_memory
 
     if not torch.cuda.is_available():
         return None

@@ -10,7 +10,7 @@ of runner/engine/streams.py in the engine's order (streams.step_rows). The loss 
 step's tokens, computed on fp32 logits as transformers' own causal-LM loss does, against the stream's next tokens.
 A precision the loop cannot run (any FP8 or FP4) is refused before torch is imported.
 
-The log is the bundled engine's format (runner/logs/engine.py: one ``openrecipes-step`` line per step, timed with a
+The log is the bundled engine's format (runner/logs/engine_log.py: one ``openrecipes-step`` line per step, timed with a
 device synchronize at both ends), so the engine's parser reads it; the run ends with one ``openrecipes-framework``
 line (JSON: framework and versions, options, peak memory). The reference arm of a convergence check turns the speed
 features off: ``--attention eager --no-fused-adam``.
@@ -63,7 +63,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
     import transformers
     from transformers import LlamaForCausalLM
 
-    from runner.engine import memory
+    from runner.engine import peak_memory
     from runner.engine.initial_weights import load_into
     from runner.engine.streams import make_stream, step_rows
     from runner.logs import format_engine_step
@@ -105,7 +105,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
         out.write(format_engine_step(step, plan.steps, elapsed, float(total), plan.global_batch * plan.row_tokens)
                   + "\n")
         out.flush()
-    peak = memory.this_run() if cuda else None
+    peak = peak_memory.this_run() if cuda else None
     summary = {"framework": FRAMEWORK, "transformers": transformers.__version__, "torch": torch.__version__,
                "device": str(device), "attention": args.attention, "fused_adam": not args.no_fused_adam,
                "data": args.data, "schedule": run_schedule.as_dict(), "precision": precision, "tiny": plan.tiny,

@@ -1,8 +1,8 @@
 """Training-log parsers: per optimizer step, its time, loss and tokens; the log's dates and failure lines.
 
-One module per format (megatron, nemo, torchtitan, miles, engine); each declares its name, the frameworks whose
-logs it reads and how its lines are recognised (see runner.logs.base). Adding a format is a module and one entry
-in FORMATS. The format comes from the first word of the recipe's ``stack.framework`` (:func:`format_for`) or,
+One module per format (megatron_log, nemo_log, torchtitan_log, miles_log, engine_log); each declares its name, the
+frameworks whose logs it reads and how its lines are recognised (see runner.logs.base). Adding a format is a module
+and one entry in FORMATS. The format comes from the first word of the recipe's ``stack.framework`` (:func:`format_for`) or,
 for a log of unknown origin, from its lines (:func:`sniff`).
 """
 
@@ -31,11 +31,11 @@ from runner.logs.base import (
     tail,
     timestamp,
 )
-from runner.logs.engine import ENGINE_PREFIX, EngineParser, format_engine_step
-from runner.logs.megatron import MegatronParser
-from runner.logs.miles import MilesParser
-from runner.logs.nemo import NemoParser
-from runner.logs.torchtitan import TorchtitanParser
+from runner.logs.engine_log import ENGINE_PREFIX, EngineParser, format_engine_step
+from runner.logs.megatron_log import MegatronParser
+from runner.logs.miles_log import MilesParser
+from runner.logs.nemo_log import NemoParser
+from runner.logs.torchtitan_log import TorchtitanParser
 
 # Order: the first format declaring a framework word is that framework's (megatron-bridge -> megatron).
 FORMATS: tuple[type[LogParser], ...] = (EngineParser, MegatronParser, NemoParser, TorchtitanParser, MilesParser)

@@ -20,7 +20,7 @@ import yaml
 from generator import figures
 from generator.load import load_recipe
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
-from runner.engine.plan import EngineError, make_plan
+from runner.engine.plan import EngineError, make_engine_plan
 from tests.engine import forked_ranks
 from tests.engine.support import CPU_FLAGS, CPU_TRAIN, ROOT, VOCAB, cpu_env, make_registry
 
@@ -104,10 +104,10 @@ def test_plan_refuses_what_needs_transformer_engine(tmp_path: Path) -> None:
             changed["workload"]["precision"] = value
         recipe.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
         with pytest.raises(EngineError) as err:
-            make_plan(recipe)
+            make_engine_plan(recipe)
         assert words in str(err.value) and "test.yaml:" in str(err.value)
     recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    plan = make_plan(recipe, attention="unfused")
+    plan = make_engine_plan(recipe, attention="unfused")
     assert plan.attention_backend == "unfused" and plan.num_microbatches == 4 and plan.tokens_per_step == 128
 
 

@@ -30,7 +30,7 @@ import yaml
 
 from generator import figures
 from runner.engine import STEP_PREFIX, SUMMARY_PREFIX
-from runner.engine.plan import make_plan
+from runner.engine.plan import make_engine_plan
 from tests.engine.layouts import (
     FLAGS,
     GLOBAL_BATCH,
@@ -72,7 +72,7 @@ def test_two_rank_layout_matches_the_one_process_run(name: str, reference: Run, 
     layout = LAYOUTS[name]
     recipe = make_registry(tmp_path, steps=STEPS, global_batch=GLOBAL_BATCH, row_tokens=ROW_TOKENS, precision="fp32",
                            **layout)
-    plan = make_plan(recipe)
+    plan = make_engine_plan(recipe)
     assert plan.world_size == 2
     run = train_layout(recipe, 2)
     got = run.summary["layout"]
@@ -98,7 +98,7 @@ def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path)
     data["env"] = {"NCCL_NVLS_ENABLE": "0"}  # as the GPU recipes set it; gloo ignores it
     data["result"]["window"] = [2, STEPS - 1]
     recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    assert make_plan(recipe).sequence_parallel
+    assert make_engine_plan(recipe).sequence_parallel
 
     proc = subprocess.run(
         [sys.executable, "-m", "runner", "remeasure", str(recipe), "--yes", "--json", "--root", str(tmp_path),
@@ -125,7 +125,7 @@ def test_tp2_sequence_parallel_through_remeasure(reference: Run, tmp_path: Path)
 def test_tp2_pp2_dp2_on_eight_ranks(reference: Run, tmp_path: Path) -> None:
     recipe = make_registry(tmp_path, tp=2, pp=2, dp=2, sp=True, split=(1, 3), steps=STEPS,
                            global_batch=GLOBAL_BATCH, row_tokens=ROW_TOKENS, precision="fp32")
-    plan = make_plan(recipe)
+    plan = make_engine_plan(recipe)
     assert (plan.world_size, plan.num_microbatches, plan.first_stage_layers, plan.last_stage_layers) == (8, 2, 1, 3)
     run = train_layout(recipe, 8, timeout=420)
     got = run.summary["layout"]

@@ -18,7 +18,7 @@ from generator.catalog import Catalog
 from generator.check import check_recipe
 from generator.load import load_recipe
 from generator.registry import load_catalog
-from runner.engine.plan import make_plan
+from runner.engine.plan import make_engine_plan
 from runner.preflight import Gpus, Refusal, check_entry, check_env, check_gpus
 from tests.engine.support import ROOT
 
@@ -63,7 +63,7 @@ def test_pending_recipe_is_complete_but_its_figures(path: Path, catalog: Catalog
     assert recipe.result.measured is None  # never measured: remeasure compares with no recorded figure
     assert recipe.status.value == "measured" and recipe.publication is None
 
-    plan = make_plan(path, ROOT)
+    plan = make_engine_plan(path, ROOT)
     assert plan.world_size == recipe.gpu.count == recipe.gpu.per_node
     assert plan.precision == "bf16" and plan.steps == recipe.result.steps_per_run
     assert plan.num_microbatches * plan.rows_per_microbatch * plan.dp == recipe.workload.global_batch

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.engine.cli import EXIT_CANNOT_TRAIN, add_parser, plan_and_options
-from runner.engine.plan import EngineError, make_plan
+from runner.engine.plan import EngineError, make_engine_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_RECIPE = ROOT / "recipes/llama-3.2-1b/h200/engine-sdpa-4k.yaml"
@@ -37,7 +37,7 @@ def expected_location(path: Path) -> str:
 def test_a_null_recompute_is_refused_where_it_is_written(tmp_path: Path) -> None:
     recipe = unstated(tmp_path)
     with pytest.raises(EngineError) as err:
-        make_plan(recipe)
+        make_engine_plan(recipe)
     assert err.value.field == "layout.recompute"
     assert str(err.value).startswith(f"{recipe}:{expected_location(recipe)}: "
                                      "layout.recompute: not stated (null)")
@@ -45,7 +45,7 @@ def test_a_null_recompute_is_refused_where_it_is_written(tmp_path: Path) -> None
 
 
 def test_an_explicit_override_plans_without_the_stated_block(tmp_path: Path) -> None:
-    plan = make_plan(unstated(tmp_path), recompute="none")
+    plan = make_engine_plan(unstated(tmp_path), recompute="none")
     assert plan.recompute_granularity == "none" and plan.recompute_modules == ()
 
 

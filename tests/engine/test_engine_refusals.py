@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from generator.catalog import Architecture
-from runner.engine.plan import EngineError, lacking_parts, make_plan
+from runner.engine.plan import EngineError, lacking_parts, make_engine_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 # A committed engine recipe (Llama-3.2-1B, TP1 PP1 DP1, bf16, SDPA): its layout asks nothing the engine lacks, so
@@ -36,20 +36,20 @@ def registry_with(tmp: Path, model: str, extra_cards: dict | None = None) -> Pat
 def refusal(tmp: Path, model: str, extra_cards: dict | None = None) -> EngineError:
     recipe = registry_with(tmp, model, extra_cards)
     with pytest.raises(EngineError) as err:
-        make_plan(recipe, tmp)
+        make_engine_plan(recipe, tmp)
     assert err.value.field == "model" and "engine.yaml:4:8" in str(err.value)  # the recipe's `model:` value
     return err.value
 
 
 def test_a_dense_llama_still_plans() -> None:
-    plan = make_plan(ENGINE_RECIPE, ROOT)
+    plan = make_engine_plan(ENGINE_RECIPE, ROOT)
     assert plan.model == "Llama-3.2-1B" and plan.arch.moe is None
     assert (plan.kv_heads, plan.head_dim, plan.world_size) == (8, 64, 1)
 
 
 def test_a_dense_llama_in_a_copied_catalog_plans(tmp_path: Path) -> None:
     """The same registry the refusals below use, with a dense model: what refuses them is their model alone."""
-    plan = make_plan(registry_with(tmp_path, "Llama-3-8B"), tmp_path)
+    plan = make_engine_plan(registry_with(tmp_path, "Llama-3-8B"), tmp_path)
     assert plan.model == "Llama-3-8B" and (plan.arch.layers, plan.kv_heads) == (32, 8)
 
 

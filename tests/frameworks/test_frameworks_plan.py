@@ -14,7 +14,7 @@ from generator.load import load_recipe
 from generator.registry import load_catalog
 from runner import environment
 from runner.engine.streams import MarkovStream, PatternStream, make_stream, step_rows
-from runner.frameworks.common import TINY_SHAPE, PlanError, make_plan
+from runner.frameworks.common import TINY_SHAPE, PlanError, make_framework_plan
 from runner.frameworks.torchtitan import flavour_kwargs, job_args, stream_dataset, swiglu_args, torchtitan_ffn_width
 from tests.engine.support import ROOT
 from tests.frameworks.support import PENDING, RECIPES, REGISTRY
@@ -40,7 +40,7 @@ def test_step_rows_is_the_engines_order() -> None:
 
 @pytest.mark.parametrize("data", ["pattern", "markov"])
 def test_torchtitan_dataset_yields_the_stream_rows(data: str) -> None:
-    plan = make_plan(REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml", steps=2, tiny=True)
+    plan = make_framework_plan(REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml", steps=2, tiny=True)
     stream = make_stream(data, plan.seed, plan.shape.vocab_size, plan.row_tokens, plan.total_rows)
     for world in (1, 2):
         for rank in range(world):
@@ -72,17 +72,17 @@ def test_swiglu_width_lands_on_the_card(dim: int, ffn: int, want: tuple) -> None
 
 
 def test_flavour_from_the_card() -> None:
-    plan = make_plan(REGISTRY / "llama-3.2-3b/h200/torchtitan-8k.yaml")
+    plan = make_framework_plan(REGISTRY / "llama-3.2-3b/h200/torchtitan-8k.yaml")
     assert flavour_kwargs(plan.shape) == dict(dim=3072, n_layers=28, n_heads=24, n_kv_heads=8, vocab_size=128256,
                                               multiple_of=1024, ffn_dim_multiplier=None, norm_eps=1e-5,
                                               rope_theta=500000.0)
     assert plan.row_tokens == 8192 and plan.global_batch == 8 and plan.rows_per_microbatch == 2
     assert plan.num_microbatches == 4 and plan.steps == 20
-    assert make_plan(plan.recipe_path, tiny=True).shape == TINY_SHAPE
+    assert make_framework_plan(plan.recipe_path, tiny=True).shape == TINY_SHAPE
 
 
 def test_job_config_is_the_recipes() -> None:
-    plan = make_plan(REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml")
+    plan = make_framework_plan(REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml")
 
     class Args:
         data, lr, warmup_steps, no_compile, no_fused_adam = "markov", 1e-4, 20, False, False
@@ -110,7 +110,7 @@ def test_plan_refuses_a_layout_it_cannot_run(tmp_path: Path) -> None:
     path.write_text(text)
     (tmp_path / "catalog").symlink_to(ROOT / "catalog")
     with pytest.raises(PlanError, match=r"x\.yaml:\d+:\d+: layout\.tp: the frameworks here run data parallel only"):
-        make_plan(path)
+        make_framework_plan(path)
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.relative_to(REGISTRY).with_suffix("").as_posix())
@@ -138,7 +138,7 @@ def test_framework_recipe_is_measured_and_checks_clean(path: Path) -> None:
     assert shlex.split(recipe.run) == ["python3", "-m", f"runner.frameworks.{kind}", f"recipes/{rel}"]
     assert path.read_text(encoding="utf-8").splitlines()[0] == f"# recipes/{rel}"
     assert f"=recipes/{rel}\n" in SCRIPT.read_text(encoding="utf-8")  # the device script measures it there
-    plan = make_plan(path)
+    plan = make_framework_plan(path)
     assert plan.steps == recipe.result.steps_per_run and not plan.tiny
     if kind == "torchtitan":
         assert plan.rows_per_microbatch == 2  # the measured torchtitan setting

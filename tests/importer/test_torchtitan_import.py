@@ -14,7 +14,7 @@ from suitehelpers import check_registry
 
 from generator import figures
 from generator.importers.base import Document, run_source
-from generator.importers.torchtitan import SOURCE, parse
+from generator.importers.torchtitan_benchmarks import SOURCE, parse
 from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -446,7 +446,7 @@ def _run(row: Row, document: Document) -> str:
 class Torchtitan(Source):
     """benchmarks/*.md of pytorch/torchtitan."""
 
-    name = "torchtitan"
+    name = "torchtitan-benchmarks"
 
     parse = staticmethod(parse)
     build = staticmethod(build)
