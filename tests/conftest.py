@@ -68,6 +68,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # modules again, ~0.1 s of CPU a process: they write __pycache__ (git ignores it), as Python does by default.
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
         sys.dont_write_bytecode = False
+    # The tests read the commands' plain output. A CI whose environment forces colour (FORCE_COLOR, read by rich
+    # and by node's tools) made lint-imports and dependency-cruiser split names with codes, and the runner draw a
+    # progress bar into a pipe: the subprocesses the suite starts inherit a plain environment instead.
+    for forcing in ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS"):
+        os.environ.pop(forcing, None)
+    os.environ["NO_COLOR"] = "1"
     # The check cache lives in the user's cache folder; tests keep theirs apart (subprocesses inherit it).
     if "OPENRECIPES_CACHE_DIR" not in os.environ:
         os.environ["OPENRECIPES_CACHE_DIR"] = tempfile.mkdtemp(prefix="openrecipes-test-cache-")
