@@ -1,7 +1,8 @@
-"""MLPerf Training results (mlcommons/training_results_v4.0 ... v5.1) as `reported` recipes.
+"""MLPerf Training results (mlcommons/training_results_v3.0 ... v6.0) as `reported` recipes.
 
 A round's repository is read as a directory: every `<submitter>/results/<system>/<benchmark>/` folder of an LLM
-benchmark (gpt3, llama2_70b_lora, llama31_405b, llama31_8b) is one source row. Its MLLOG result files
+benchmark (gpt3, llama2_70b_lora, llama31_405b, llama31_8b; from v6.0 also the MoE benchmarks deepseekv3_671b and
+gpt_oss_20b) is one source row. Its MLLOG result files
 (`result_*.txt`) give each run's run_start -> run_stop time, its samples, its global batch and the quality it reached;
 `<submitter>/systems/<system>.json` gives the accelerator, node count, division and software; the configuration
 (`<submitter>/benchmarks/<benchmark>/implementations/*/config_*.sh`, NVIDIA's reference layout that every submitter
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,14 @@ RULES_URL = ("https://github.com/mlcommons/training_policies/blob/d73e20f179151c
 @dataclass(frozen=True)
 class Benchmark:
     """What MLPerf fixes for a benchmark (training_rules.adoc at RULES_URL: the quality table, lines 145-150 and 778,
-    and the number of runs, lines 497-505) and what the registry calls it."""
+    and the number of runs, lines 497-505) and what the registry calls it. The v6.0 benchmarks are not in that
+    revision of the rules: their target is the one every run logs (target_accuracy), and a row whose runs log none is
+    skipped."""
 
     model: str  # catalog model name
     training: str  # workload.training
     metric: str  # what eval_accuracy holds
-    target: float  # quality target (<=), where a log does not state target_accuracy
+    target: float | None  # quality target (<=), where a log does not state target_accuracy; None: only as logged
     rows: str
 
 
@@ -51,6 +54,17 @@ BENCHMARKS = {
                               "MLPerf llama31_405b: C4 (en) documents, 8,192-token sequences"),
     "llama31_8b": Benchmark("Llama-3.1-8B", "pre-training", "log perplexity", 3.3,
                             "MLPerf llama31_8b: C4 (en) documents, 8,192-token sequences"),
+    # v6.0 (NVIDIA's implementation README, deepseekv3_671b/implementations/tyche-hsg_ngpu512_ngc26.04_nemo/README.md
+    # at the mirrored commit: the llama31_8b dataset and tokenizer, 4,096-token sequences, log perplexity <= 3.6, from
+    # MLCommons' DeepSeek-V3 checkpoint warmed up for 50 iterations).
+    "deepseekv3_671b": Benchmark(
+        "DeepSeek-V3", "pre-training", "log perplexity", None,
+        "MLPerf deepseekv3_671b: C4 (en) documents with Llama 3.1 8B's tokenizer (the llama31_8b dataset), "
+        "4,096-token sequences, continued from MLCommons' DeepSeek-V3 checkpoint"),
+    # v6.0: its logs state max_sequence_length 8192, init_checkpoint_step 0 and target_accuracy 3.34 (NVIDIA's
+    # theia_ngpu8_ngc26.04_nemo/gpt_oss_20b/result_0.txt at the mirrored commit); no README of it was read.
+    "gpt_oss_20b": Benchmark("GPT-OSS-20B", "pre-training", "eval_accuracy (log perplexity)", None,
+                             "MLPerf gpt_oss_20b: 8,192-token sequences, trained from initialization"),
 }
 
 # llama2_70b_lora's fixed sequence length: the reference pads every GovReport sample to 8,192 tokens
@@ -317,6 +331,9 @@ class Config:
     gbs: int | None = None  # GBS, where the config states the global batch itself
     rocm: bool = False  # sets a ROCm/HIP variable (an AMD GPU's config)
     from_defaults: tuple[tuple[str, str], ...] = ()  # (field, where) for values taken from the YAML defaults
+    ep: int = 1  # EXPERT_PARALLEL (the MoE benchmarks)
+    etp: int | None = None  # EXPERT_TENSOR_PARALLEL, where the config sets it
+    pipeline_layout: str | None = None  # PIPELINE_LAYOUT: Megatron-core's layout string, where the config sets it
 
     def global_batch(self, gpus: int) -> int | None:
         if self.gbs is not None:
@@ -326,7 +343,8 @@ class Config:
         return gpus // (self.tp * self.pp * self.cp) * self.minibs
 
     def layout_key(self) -> tuple[Any, ...]:
-        return (self.tp, self.pp, self.cp, self.vp, self.mbs, self.minibs, self.sequence_parallel, self.precision)
+        return (self.tp, self.pp, self.cp, self.vp, self.ep, self.etp, self.mbs, self.minibs, self.sequence_parallel,
+                self.precision)
 
 
 def config_from(values: dict[str, str], rel: str,
@@ -395,6 +413,9 @@ def config_from(values: dict[str, str], rel: str,
         gbs=as_int(values.get("GBS")),
         rocm=any(re.search(r"HIP|ROCM|HSA_", name) for name in values),
         asym_pp=bool(as_flag(values.get("ASYM_PP_EMBED")) and as_flag(values.get("ASYM_PP_LOSS"))),
+        ep=as_int(pick("layout.ep", "EXPERT_PARALLEL", "EXPERT_MODEL_PARALLEL", "EP")) or 1,
+        etp=as_int(pick("layout.etp", "EXPERT_TENSOR_PARALLEL", "ETP")),
+        pipeline_layout=values.get("PIPELINE_LAYOUT") or None,
         from_defaults=tuple(used))
 
 
@@ -544,6 +565,19 @@ def _accumulation(c: Config, gpus: int, global_batch: int) -> int | None:
         return None
     per_step = c.mbs * (gpus // (c.tp * c.pp * c.cp))
     return global_batch // per_step if global_batch % per_step == 0 else None
+
+
+def _micro_batch_from_log(c: Config, gpus: int, global_batch: int, accumulation: int) -> Config:
+    """A config without a micro-batch size whose runs log gradient_accumulation_steps: the micro-batch the log
+    implies, global batch / (DP x accumulation), recorded as inferred; the config unchanged where it is no whole
+    number."""
+    dp = gpus // (c.tp * c.pp * c.cp)
+    if gpus % (c.tp * c.pp * c.cp) or global_batch % (dp * accumulation):
+        return c
+    mbs = global_batch // (dp * accumulation)
+    reason = (f"the runs log gradient_accumulation_steps {accumulation}: global batch {global_batch} / (DP {dp} x "
+              f"{accumulation}) = {mbs}")
+    return replace(c, mbs=mbs, from_defaults=c.from_defaults + (("layout.rows_per_microbatch", reason),))
 
 
 def match_config(root: Path, submitter: str, system: str, benchmark: str, nodes: int, per_node: int,
@@ -721,13 +755,18 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
         raise ValueError(f"the runs log max_sequence_length {sorted(seqs)}")
     targets = {r.target for r in runs if r.target is not None}
     target, target_stated = (targets.pop(), True) if len(targets) == 1 else (bench.target, False)
+    if target is None:
+        raise ValueError(f"the runs log target_accuracy {sorted(targets) or 'nowhere'}: not one target, and "
+                         f"{benchmark} has no target of the rules' table to fall back on")
     accumulations = {r.accumulation for r in runs if r.accumulation is not None}
-    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu,
-                               accumulations.pop() if len(accumulations) == 1 else None)
+    accumulation = accumulations.pop() if len(accumulations) == 1 else None
+    config, how = match_config(root, submitter, system, benchmark, nodes, per_node, global_batch, gpu, accumulation)
     if config is None:
         raise ValueError(how)
     if not config.precision:
         raise ValueError(f"{config.path} states no precision: {config.precision_source}")
+    if config.mbs is None and accumulation is not None:
+        config = _micro_batch_from_log(config, nodes * per_node, global_batch, accumulation)
     if config.mbs is None:
         raise ValueError(f"{config.path} states no micro-batch size (MICRO_BATCH_SIZE or MBS) and its "
                          "implementation's YAML gives none")
@@ -786,7 +825,10 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     accumulation = row.global_batch // (c.mbs * dp) if c.mbs and row.global_batch % (c.mbs * dp) == 0 else None
     vpp = c.vp if c.pp > 1 and c.vp else 1
     sp = (c.sequence_parallel if c.sequence_parallel is not None else c.tp > 1) and c.tp > 1
-    label = f"TP{c.tp} PP{c.pp}" + (f" VPP{vpp}" if vpp > 1 else "") + f" CP{c.cp} DP{dp}"
+    label = f"TP{c.tp} PP{c.pp}" + (f" VPP{vpp}" if vpp > 1 else "") + f" CP{c.cp}" \
+        + (f" EP{c.ep}" if c.ep > 1 else "") + f" DP{dp}"
+    layers = card.architecture.layers if card.architecture else None
+    stated = stated_layout(c, layers, vpp)
     gpu = catalog.gpus[row.gpu]
     reached = [r for r in row.runs if r.reached is not None and r.reached <= row.target]
     sysname = str(row.system_json.get("system_name") or row.system)
@@ -807,10 +849,11 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "summary": f"{row.gpus} {row.gpu} ({row.nodes} node(s) x {row.per_node}), {label}, micro-batch {c.mbs}, "
                        f"global batch {row.global_batch} x {row.seq} tokens, {c.precision}; MLPerf {row.benchmark} as "
                        f"{row.submitter} submitted it ({sysname}).",
-            "tp": c.tp, "pp": c.pp, "vpp": vpp, "cp": c.cp, "ep": 1, "etp": 1, "dp": dp, "fsdp": False,
+            "tp": c.tp, "pp": c.pp, "vpp": vpp, "cp": c.cp, "ep": c.ep, "etp": _etp(c), "dp": dp, "fsdp": False,
             "gradient_accumulation": accumulation, "sequence_parallel": sp, "layer_split": None,
-            "rows_per_microbatch": c.mbs, "recompute": None, "dispatcher": None, "mtp_layers": None,
-            "pipeline_layout": _pipeline_layout(row, card.architecture.layers if card.architecture else None, vpp),
+            "rows_per_microbatch": c.mbs, "recompute": None, "dispatcher": None,
+            "mtp_layers": stated[1] if stated else None,
+            "pipeline_layout": _pipeline_layout(row, layers, vpp),
         },
         "result": imported_result(card, figures.stated("tokens_per_s_per_gpu", tokens),
                                   runs=len(row.runs)),
@@ -845,10 +888,61 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     return recipe
 
 
+_LAYOUT_GROUP = re.compile(r"\(([^()]*)\)(?:\*(\d+))?")
+_LAYOUT_REPEAT = re.compile(r"([EtmL])\*(\d+)")
+_LAYOUT_PARTS = {"E": "the embedding", "t": "decoder layer", "m": "MTP layer", "L": "the loss"}
+
+
+def expand_pipeline_layout(text: str) -> list[str] | None:
+    """Megatron-core's pipeline layout string (PIPELINE_LAYOUT="Et*4|(t*4|)*14tmL": E the embedding, t a decoder
+    layer, m a multi-token-prediction layer, L the loss, | the end of a virtual stage, *n a repeat) -> each virtual
+    stage's parts ("Etttt", ...). None where the text is not of that notation."""
+    flat = text.replace(" ", "")
+    for _ in range(flat.count("(") + 1):
+        flat = _LAYOUT_GROUP.sub(lambda m: m.group(1) * int(m.group(2) or 1), flat)
+    flat = _LAYOUT_REPEAT.sub(lambda m: m.group(1) * int(m.group(2)), flat)
+    if not flat or set(flat) - set("EtmL|"):
+        return None
+    stages = flat.split("|")
+    return stages[:-1] if stages[-1] == "" else stages
+
+
+def _stage_text(stage: str) -> str:
+    decoder = stage.count("t")
+    parts = (["the embedding"] if "E" in stage else []) + [f"{decoder} decoder layer(s)"] \
+        + (["the MTP layer(s)"] if "m" in stage else []) + (["the loss"] if "L" in stage else [])
+    return " + ".join(parts)
+
+
+def stated_layout(c: Config, layers: int | None, vpp: int) -> tuple[str, int | None] | None:
+    """The split a config's PIPELINE_LAYOUT states, in words, and its MTP layers; None without one. A layout whose
+    decoder layers or stages do not add up to the model's layers and PP x VP is quoted, not described."""
+    if c.pipeline_layout is None:
+        return None
+    stages = expand_pipeline_layout(c.pipeline_layout)
+    quoted = f"{c.path} sets PIPELINE_LAYOUT=\"{c.pipeline_layout}\""
+    if stages is None or len(stages) != c.pp * vpp or (layers is not None and sum(s.count("t") for s in stages) != layers):
+        return f"{quoted}, which does not add up to {layers} layers over PP {c.pp} x VP {vpp} as read here", None
+    groups: list[tuple[int, int, str]] = []  # (first stage, last stage, its parts), runs of equal stages
+    for i, stage in enumerate(stages, 1):
+        if groups and groups[-1][2] == stage:
+            groups[-1] = (groups[-1][0], i, stage)
+        else:
+            groups.append((i, i, stage))
+    said = "; ".join((f"stage {a}" if a == b else f"stages {a}-{b}") + f": {_stage_text(st)}" for a, b, st in groups)
+    mtp = sum(s.count("m") for s in stages)
+    return (f"{quoted} (Megatron-core's notation): {len(stages)} virtual stages = PP {c.pp} x VP {vpp}; {said}",
+            mtp)
+
+
 def _pipeline_layout(row: Row, layers: int | None, vpp: int) -> str | None:
-    """How the decoder layers split where they do not divide evenly over PP x VP stages: Megatron's asymmetric split
-    when the config sets ASYM_PP_EMBED and ASYM_PP_LOSS (the embedding and the loss each take one layer's place)."""
+    """How the decoder layers split: as the config's PIPELINE_LAYOUT states it; else, where they do not divide evenly
+    over PP x VP stages, Megatron's asymmetric split when the config sets ASYM_PP_EMBED and ASYM_PP_LOSS (the
+    embedding and the loss each take one layer's place)."""
     c = row.config
+    stated = stated_layout(c, layers, vpp)
+    if stated is not None:
+        return stated[0]
     stages = c.pp * vpp
     if layers is None or c.pp == 1 or layers % stages == 0:
         return None
@@ -905,7 +999,7 @@ def _inferred(row: Row, accumulation: int | None, layers: int | None, vpp: int) 
         precision_from = "; ".join(where for name, where in c.from_defaults if name == "workload.precision")
         out.append({"field": "workload.precision", "reason": f"{c.path} sets neither FP8 nor FP4: "
                     + (precision_from or f"{c.precision}, the implementation's default")})
-    for name in ("layout.tp", "layout.pp", "layout.cp", "layout.rows_per_microbatch"):
+    for name in ("layout.tp", "layout.pp", "layout.cp", "layout.ep", "layout.etp", "layout.rows_per_microbatch"):
         if name in defaults:
             out.append({"field": name, "reason": f"{c.path} does not set it: {defaults[name]}"})
     if c.sequence_parallel is None:
@@ -915,13 +1009,24 @@ def _inferred(row: Row, accumulation: int | None, layers: int | None, vpp: int) 
         out.append({"field": "layout.sequence_parallel", "reason": f"{c.path} does not set it: "
                     f"{defaults['layout.sequence_parallel']}"})
     layout_text = _pipeline_layout(row, layers, vpp)
-    if layout_text is not None and not layout_text.startswith("not stated"):
+    if c.pipeline_layout is None and layout_text is not None and not layout_text.startswith("not stated"):
         out.append({"field": "layout.pipeline_layout", "reason": "from the config's ASYM_PP_EMBED and ASYM_PP_LOSS, "
                     "as Megatron-core's account_for_embedding/loss_in_pipeline_split place them"})
+    if c.ep > 1 and c.etp is None and c.tp > 1:
+        out.append({"field": "layout.etp", "reason": f"{c.path} sets no EXPERT_TENSOR_PARALLEL: Megatron-core's "
+                    "default, the tensor-parallel size"})
     if accumulation is not None:
         out.append({"field": "layout.gradient_accumulation", "reason": f"global batch {row.global_batch} / "
                     f"(micro-batch {c.mbs} x DP {row.gpus // (c.tp * c.pp * c.cp)})"})
     return out
+
+
+def _etp(c: Config) -> int:
+    """Expert tensor parallelism: as the config sets it; else Megatron-core's default, the tensor-parallel size
+    (expert_tensor_parallel_size unset), which matters only with experts split (EP > 1)."""
+    if c.etp is not None:
+        return c.etp
+    return c.tp if c.ep > 1 else 1
 
 
 def _run(row: Row, document: Document) -> str:
