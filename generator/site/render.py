@@ -88,22 +88,24 @@ def _markdown(title: str, body: str, hide: list[str] | None = None) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in meta.items()) + "---\n\n" + body
 
 
-def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry, lead: Markup | None = None) -> str:
+def render_card(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry, lead: Markup | None = None,
+                f: views.Figures | None = None) -> str:
     """The card alone, as HTML (the golden test reads this). `lead` (the recipe page's status, headline tiles and
-    evidence summary) goes under its title; it holds no element the card's text is read from."""
-    src = views.recipe_src(loaded)
+    evidence summary) goes under its title; it holds no element the card's text is read from. `f`: the recipe's
+    figures where the render has them (computed here otherwise)."""
     extra = {"lead": lead} if lead is not None else {}
-    return env.get_template("card.html.j2").render(card=views.card(loaded, registry.catalog, src), **extra)
+    f = f if f is not None else views.recipe_figures(loaded, registry.catalog)
+    return env.get_template("card.html.j2").render(card=views.card(loaded, f), **extra)
 
 
-def _lead(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry) -> Markup:
+def _lead(env: jinja2.Environment, loaded: LoadedRecipe, f: views.Figures, registry: Registry) -> Markup:
     cat = registry.catalog
     r = loaded.recipe
     src = views.recipe_src(loaded)
     lead = {"status": r.status.value, "status_meaning": views.STATUS_MEANING[r.status.value],
             "status_line": views.status_line(loaded), "id": loaded.id, "model": r.model,
             "model_href": views.href(src, views.model_src(cat, r.model)), "gpu_type": r.gpu.type,
-            "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, cat),
+            "gpu_href": views.href(src, views.gpu_src(r.gpu.type)), "tiles": views.headline_tiles(loaded, f),
             "evidence": views.evidence_summary(loaded), "evidence_missing": views.evidence_missing(loaded),
             "tokens_raw": repr(r.result.tokens_per_s_per_gpu)}
     return Markup(env.get_template("recipe_lead.html.j2").render(lead=lead))
@@ -148,15 +150,18 @@ def _evidence_ctx(ev: evidence_view.Evidence | None, loaded: LoadedRecipe, src: 
     }
 
 
-def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Registry,
+def recipe_text(loaded: LoadedRecipe) -> str:
+    """The recipe's YAML as the site shows and serves it: the file's text as loaded (read once per build), or the
+    data dumped where a recipe was made without a file."""
+    return loaded.text or yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+
+
+def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, f: views.Figures, registry: Registry,
                  by_id: dict[str, LoadedRecipe], ev: evidence_view.Evidence | None) -> Page:
     cat = registry.catalog
     r = loaded.recipe
     src = views.recipe_src(loaded)
-    try:
-        source = loaded.path.read_text(encoding="utf-8")
-    except OSError:
-        source = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+    source = recipe_text(loaded)
     ctx = {
         "published": _published(loaded),
         "reference": _reference(loaded, by_id, src),
@@ -166,7 +171,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
                         "tflops": fmt.stated(s.published_model_tflops_per_gpu)
                         if s.published_model_tflops_per_gpu is not None else fmt.DASH}
                        for s in (r.publication.superseded if r.publication else [])],
-        "card_html": Markup(render_card(env, loaded, registry, _lead(env, loaded, registry))),
+        "card_html": Markup(render_card(env, loaded, registry, _lead(env, loaded, f, registry), f)),
         "status": r.status.value,
         "status_meaning": views.STATUS_MEANING[r.status.value],
         "model": r.model,
@@ -176,7 +181,7 @@ def _recipe_page(env: jinja2.Environment, loaded: LoadedRecipe, registry: Regist
         "all_href": views.href(src, "recipes.md"),
         "methodology_href": views.href(src, "methodology.md"),
         "env_script": views.env_script(loaded),
-        "results": views.result_rows(loaded, cat),
+        "results": views.result_rows(loaded, f, cat),
         "time_to_train": views.time_to_train(loaded),
         "layout": views.layout_rows(loaded, cat),
         "stages": views.pipeline_stages(loaded, cat),
@@ -207,10 +212,11 @@ class _Render:
     inputs: str  # the catalog's and templates' fingerprint (render_site's _inputs_key)
     state: ServeState
     with_evidence: set[str]  # ids of the recipes whose evidence file the site serves
+    figures: dict[str, views.Figures]  # each recipe's figures, computed once (render_site)
 
     def frameworks(self, recipes: list[LoadedRecipe], page: str) -> list[dict[str, Any]]:
         """The model page's frameworks side by side: one table per like line two or more frameworks share."""
-        return [{"title": group.title, "rows": views.framework_rows(group, self.registry.catalog, page,
+        return [{"title": group.title, "rows": views.framework_rows(group, self.figures, page,
                                                                    lambda x: x.id in self.with_evidence)}
                 for group in views.framework_groups(recipes)]
 
@@ -220,7 +226,7 @@ class _Render:
 
     def row(self, loaded: LoadedRecipe, page: str) -> dict[str, Any]:
         return self.memo.get(("row", self.keys[loaded.id], page),
-                         lambda: views.table_row(loaded, self.registry.catalog, page))
+                         lambda: views.table_row(loaded, self.figures[loaded.id], self.registry.catalog, page))
 
     def plan_gpus(self) -> list[dict[str, Any]]:
         """The planner's GPU types: the catalog's, each with its catalog price per GPU-hour where it has one."""
@@ -270,12 +276,12 @@ LIVE_ROWS = 60
 ALL_ROWS_UP_TO = 1000
 
 
-def _chart(recipes: list[LoadedRecipe], registry: Registry, chart_id: str, page: str = "",
+def _chart(recipes: list[LoadedRecipe], figures_of: views.FiguresById, chart_id: str, page: str = "",
            cost: bool = True) -> dict[str, Any]:
     """The group page's charts: cost against speed with the Pareto frontier (models: on one GPU type it is y = k/x
     by construction, so GPU pages leave it out), and speed against GPU count (scaling)."""
-    points = views.chart_points(recipes, registry.catalog, page) if cost else []
-    scaling = views.scaling_points(recipes, registry.catalog, page, by_model=not cost) if page else []
+    points = views.chart_points(recipes, figures_of, page) if cost else []
+    scaling = views.scaling_points(recipes, figures_of, page, by_model=not cost) if page else []
     return {"id": chart_id, "json": _json_script(points), "count": len(points), "cost": cost,
             "scaling": {"id": chart_id + "-scaling", "json": _json_script(scaling), "count": len(scaling)}}
 
@@ -373,7 +379,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             best=views.best_layouts(run.rows(group, src), by="gpu_type"),
             table=run.table(group, src, "or-group", show_model=False),
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
-            chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
+            chart=_chart(group, run.figures, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
             plan=_json_script(views.plan_rows(group, src)), frameworks=run.frameworks(group, src),
             all_query=urlencode({"model": model}),
             failed=failed_view.for_model(registry.root, model, group, src, run.state.failed))
@@ -395,7 +401,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         body = env.get_template("group.md.j2").render(
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
-            matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
+            matrix=None, chart=_chart(group, run.figures, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
             frameworks=[],
             all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
@@ -488,10 +494,10 @@ CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "fr
                "peak_memory_allocated_gib", "peak_memory_reserved_gib"]
 
 
-def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
+def _json_record(loaded: LoadedRecipe, f: views.Figures) -> str:
     """One recipe of recipes.json, as json.dumps(indent=1) writes it two levels down ({"recipes": [here]})."""
-    d = views.recipe_figures(loaded, registry.catalog).derived
-    b = figures.published_beside(loaded.recipe, registry.catalog)
+    d = f.derived
+    b = f.published
     record = {"id": loaded.id, "path": loaded.display, "recipe": loaded.data, "derived": {
         "usd_per_million_tokens": d.usd_per_million_tokens, "mfu": d.mfu, "window_tokens": d.window_tokens,
         "peak_flops": d.peak_flops, "peak_precision": d.peak_precision,
@@ -501,10 +507,9 @@ def _json_record(loaded: LoadedRecipe, registry: Registry) -> str:
     return "  " + json.dumps(record, indent=1, default=str).replace("\n", "\n  ")
 
 
-def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
+def _csv_record(loaded: LoadedRecipe, f: views.Figures) -> str:
     r = loaded.recipe
-    f = views.recipe_figures(loaded, registry.catalog)
-    c = figures.comparable_mfu(r, registry.catalog)
+    c = f.comparable
     # Text cells neutralised against formula injection (fmt.csv_text) and quoted where they hold any separator
     # (fmt.csv_line), figures and the GPU count left as numbers.
     text = [fmt.csv_text(cell) for cell in (loaded.id, r.model, r.gpu.type)]
@@ -516,16 +521,16 @@ def _csv_record(loaded: LoadedRecipe, registry: Registry) -> str:
         f.derived.peak_precision or "", fmt.csv_number(f.cv),
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
         *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16)),
-        *_published_cells(r, registry),
+        *_published_cells(r, f),
         *(fmt.csv_number(getattr(r.result.peak_memory, k, None)) for k in ("allocated_gib", "reserved_gib"))])
 
 
-def _published_cells(recipe: Recipe, registry: Registry) -> list[str]:
+def _published_cells(recipe: Recipe, f: views.Figures) -> list[str]:
     """recipes.csv's FLOP counts a token (6N, 4N on a frozen base) and, where the publication states Model TFLOP/s
     per GPU, its figure, the count it implies and its MFU over the same peak as `mfu` (figures.published_beside)."""
     six_n = 6.0 * recipe.result.active_params.count * (figures.FROZEN_BASE_FRACTION if figures.frozen_base(recipe)
                                                          else 1.0)
-    b = figures.published_beside(recipe, registry.catalog)
+    b = f.published
     if b is None:
         return [fmt.csv_number(six_n), "", "", ""]
     return [fmt.csv_number(six_n), *(fmt.csv_number(x) for x in (b.published_tflops_per_gpu,
@@ -542,7 +547,7 @@ def _frameworks_csv(run: _Render) -> str:
     lines = [fmt.csv_line(FRAMEWORK_COLUMNS)]
     for model, group in _by(run.registry.recipes, lambda x: x.recipe.model).items():
         for side in views.framework_groups(group):
-            for row in views.framework_rows(side, run.registry.catalog, "index.md", lambda x: x.id in run.with_evidence):
+            for row in views.framework_rows(side, run.figures, "index.md", lambda x: x.id in run.with_evidence):
                 lines.append(fmt.csv_line([
                     fmt.csv_text(model), fmt.csv_text(side.gpu_type), fmt.csv_text(side.like.kind),
                     side.like.precision, side.like.throughput, str(side.row_tokens), fmt.csv_text(row["framework"]),
@@ -557,10 +562,10 @@ def _frameworks_csv(run: _Render) -> str:
 def _exports(run: _Render) -> dict[str, Page]:
     registry = run.registry
     ordered = sorted(registry.recipes, key=lambda x: x.id)
-    records = [run.memo.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, registry)) for x in ordered]
+    records = [run.memo.get(("json", run.keys[x.id]), lambda x=x: _json_record(x, run.figures[x.id])) for x in ordered]
     # What json.dumps({"recipes": [...]}, indent=1) writes, assembled from the memoised records.
     recipes_json = '{\n "recipes": [\n' + ",\n".join(records) + "\n ]\n}\n" if records else '{\n "recipes": []\n}\n'
-    rows = [run.memo.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, registry)) for x in ordered]
+    rows = [run.memo.get(("csv", run.keys[x.id]), lambda x=x: _csv_record(x, run.figures[x.id])) for x in ordered]
     return {
         f"{DOWNLOADS}/recipes.json": Page(recipes_json),
         f"{DOWNLOADS}/recipes.csv": Page(fmt.csv_line(CSV_COLUMNS) + "".join(rows)),
@@ -604,11 +609,9 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     keys: dict[str, tuple[str, ...]] = {}
     recipe_pages: dict[str, Page] = {}
     with_evidence: set[str] = set()
+    figures_of: dict[str, views.Figures] = {}
     for loaded in registry.recipes:
-        try:
-            text = loaded.path.read_text(encoding="utf-8")
-        except OSError:
-            text = yaml.safe_dump(loaded.data, sort_keys=False, allow_unicode=True)
+        text = recipe_text(loaded)
         ev = evidence_view.read(loaded)
         for message in ev.problems if ev else []:
             if problems is not None:
@@ -618,11 +621,14 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
         ref_key = f"{ref.id}={ref.recipe.result.tokens_per_s_per_gpu!r}={ref.recipe.layout.label}" if ref else ""
         key = keys[loaded.id] = (loaded.id, loaded.display, _digest(text), _digest(ev.text) if ev else "", ref_key,
                                  inputs)
+        # Computed once per recipe (and kept across renders while its key holds): every page showing it reads these.
+        f = figures_of[loaded.id] = memo.get(("figures", key), lambda loaded=loaded: views.recipe_figures(
+            loaded, registry.catalog))
         recipe_pages[views.recipe_src(loaded)] = memo.get(
-            ("page", key), lambda loaded=loaded, ev=ev: _direct(_recipe_page(env, loaded, registry, by_id, ev)))
+            ("page", key), lambda loaded=loaded, ev=ev, f=f: _direct(_recipe_page(env, loaded, f, registry, by_id, ev)))
         recipe_pages[views.yaml_src(loaded)] = Page(text)
         recipe_pages[views.compare_src(loaded)] = memo.get(
-            ("compare", key), lambda loaded=loaded: Page(json.dumps(views.compare_record(loaded, registry.catalog),
+            ("compare", key), lambda loaded=loaded, f=f: Page(json.dumps(views.compare_record(loaded, f, registry.catalog),
                                                                     indent=None, ensure_ascii=False) + "\n"))
         if ev is not None and ev.text and not ev.problems:
             recipe_pages[views.evidence_src(loaded)] = Page(ev.text)
@@ -631,7 +637,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     for src, folder in _by(registry.recipes, views.like_src).items():
         recipe_pages[src] = memo.get(("like", tuple(keys[x.id] for x in folder)), lambda folder=folder: Page(
             json.dumps(views.like_twins(folder), indent=None, ensure_ascii=False) + "\n"))
-    run = _Render(env, registry, keys, inputs, state, with_evidence)
+    run = _Render(env, registry, keys, inputs, state, with_evidence, figures_of)
     pages: dict[str, Page] = {"index.md": _direct(_home(run)), "recipes.md": _direct(_all_recipes(run))}
     pages.update(recipe_pages)
     pages.update({path: _direct(page) for path, page in _group_pages(run).items()})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,12 +103,21 @@ def notes_html(text: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Figures:
+    """A recipe's figures as every page shows them, computed once per render (render_site) and passed to each page
+    that shows the recipe: generator.figures' results (derive, comparable_mfu, published_beside) and the shown
+    choice between a recomputed and a stated figure."""
+
     tokens_per_s: float
     usd: float | None
     mfu: float | None
     cv: float | None
     derived: figures.Derived
+    comparable: figures.ComparableMfu
+    published: figures.PublishedBeside | None
     mfu_peak: str | None = None  # the precision whose peak `mfu` is against, where it is not BF16 by default
+
+
+FiguresById = Mapping[str, Figures]  # each recipe's Figures by its id: what a page of many recipes is passed
 
 
 def is_reported(loaded: LoadedRecipe) -> bool:
@@ -124,13 +133,18 @@ def recipe_figures(loaded: LoadedRecipe, catalog: Catalog) -> Figures:
     mfu = derived.mfu if recomputed else r.result.mfu
     # Reported rows are held against their precision's peak (figures.peak_for): the site says which one.
     peak = derived.peak_precision if recomputed and r.status.value == "reported" else None
-    return Figures(r.result.tokens_per_s_per_gpu, usd, mfu, r.result.step_time_cv_percent, derived, peak)
+    return Figures(r.result.tokens_per_s_per_gpu, usd, mfu, r.result.step_time_cv_percent, derived,
+                   figures.comparable_mfu(r, catalog), figures.published_beside(r, catalog), peak)
 
 
-def card(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
+def figures_by_id(recipes: list[LoadedRecipe], catalog: Catalog) -> dict[str, Figures]:
+    """Each recipe's Figures by its id, for a caller without a render (render_site keeps its own, memoised)."""
+    return {loaded.id: recipe_figures(loaded, catalog) for loaded in recipes}
+
+
+def card(loaded: LoadedRecipe, f: Figures) -> dict[str, Any]:
     """The card: title, then (label, value) rows in card.txt's order, then the run command."""
     r = loaded.recipe
-    f = recipe_figures(loaded, catalog)
     rows: list[dict[str, Any]] = []
 
     def add(label: str, text: str | None, **extra: Any) -> None:
@@ -192,9 +206,8 @@ def status_line(loaded: LoadedRecipe) -> str:
     return r.status.value
 
 
-def headline_tiles(loaded: LoadedRecipe, catalog: Catalog) -> list[dict[str, str]]:
+def headline_tiles(loaded: LoadedRecipe, f: Figures) -> list[dict[str, str]]:
     """The recipe page's headline figures, at the tables' precision (the card below keeps every decimal)."""
-    f = recipe_figures(loaded, catalog)
     r = loaded.recipe
     tt = r.result.time_to_train
     return [
@@ -478,17 +491,17 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
     return out
 
 
-def comparable_mfu_rows(recipe: Recipe, catalog: Catalog) -> list[tuple[str, str]]:
+def comparable_mfu_rows(recipe: Recipe, f: Figures) -> list[tuple[str, str]]:
     """figures.comparable_mfu on the recipe page, each figure with its convention: 6N over the dense BF16 peak (rows
     of any precision compare), and Megatron's count with the causal attention term over the row's peak and BF16's."""
-    c = figures.comparable_mfu(recipe, catalog)
+    c = f.comparable
     six_n = "4N (frozen base)" if figures.frozen_base(recipe) else "6N"
     rows = []
     if c.six_n_bf16 is not None:
         rows.append(("MFU over the BF16 peak", f"{fmt.percent(c.six_n_bf16, 2)}: {six_n} FLOPs a token over the GPU's "
                      "dense BF16 peak, whatever the precision, so that rows of any precision compare"))
     if c.megatron is not None and c.megatron_bf16 is not None and c.attention_share is not None:
-        _, key = figures.peak_for(recipe, catalog)
+        key = f.derived.peak_precision  # figures.peak_for's, as derive states it
         rows.append(("MFU with causal attention", f"{fmt.percent(c.megatron, 2)} of the {fmt.peak_name(key or 'bf16')} "
                      f"peak, {fmt.percent(c.megatron_bf16, 2)} of the BF16 peak: Megatron's FLOP count (every matrix "
                      f"product and the causal attention term, {fmt.percent(c.attention_share, 1)} on top of 6N; the "
@@ -525,11 +538,11 @@ def published_count_name(loaded: LoadedRecipe) -> str:
     return said[0] + (" with " + ", ".join(said[1:]) if len(said) > 1 else "")
 
 
-def published_beside_text(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
+def published_beside_text(loaded: LoadedRecipe, f: Figures) -> str | None:
     """'Published: 617.8 TFLOP/s per GPU, 62.47% of the BF16 peak (989 TFLOP/s), by its count of 5.78e10 FLOPs a token
     (...). Ours: 52.04% by 6N, 4.82e10 FLOPs a token. ...' (figures.published_beside), or None where no TFLOP/s is
     published."""
-    b = figures.published_beside(loaded.recipe, catalog)
+    b = f.published
     if b is None:
         return None
     six_n = "4N (frozen base)" if figures.frozen_base(loaded.recipe) else "6N"
@@ -545,10 +558,9 @@ def published_beside_text(loaded: LoadedRecipe, catalog: Catalog) -> str | None:
     return text
 
 
-def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]:
+def result_rows(loaded: LoadedRecipe, f: Figures, catalog: Catalog) -> list[tuple[str, str]]:
     r = loaded.recipe
     res = r.result
-    f = recipe_figures(loaded, catalog)
     rows: list[tuple[str, Any]] = [("Tokens/s per GPU", fmt.tokens_per_s(res.tokens_per_s_per_gpu))]
     # Each $ / 1M figure in its own element (data-or-col="usd"): a price of one's own reprices it as it does the
     # tiles and the tables (site_src/assets/js), so that no page shows two prices for one recipe.
@@ -564,7 +576,7 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
         rows.append(("MFU (recomputed)", f"{fmt.percent(f.derived.mfu, 2)} of the {peak} peak, "
                      f"{fmt.number(f.derived.peak_flops / 1e12, 0)} TFLOP/s"
                      + (", 4N FLOPs a token (frozen base)" if figures.frozen_base(r) else "")))
-    beside = published_beside_text(loaded, catalog)
+    beside = published_beside_text(loaded, f)
     if beside is not None:
         rows.append(("The publication's MFU beside ours", beside))
     if res.mfu_note:
@@ -576,7 +588,7 @@ def result_rows(loaded: LoadedRecipe, catalog: Catalog) -> list[tuple[str, str]]
             rows.append(("Share of the measured ceiling", f"{fmt.percent(share[0], 1)} of the {fmt.peak_name(share[2])} "
                          f"matrix-product rate measured on this card, {fmt.number(share[1] / 1e12, 1)} TFLOP/s "
                          f"({fmt.date(gpu.measured_ceiling.date)}, {gpu.measured_ceiling.source})"))
-    rows += comparable_mfu_rows(r, catalog)
+    rows += comparable_mfu_rows(r, f)
     if res.window is not None:
         rows.append(("Window", f"steps {res.window[0]}{fmt.DASH}{res.window[1]} (0-based, inclusive)"))
     if f.derived.window_tokens is not None:
@@ -750,10 +762,9 @@ def env_script(loaded: LoadedRecipe) -> str:
     return "\n".join(lines)
 
 
-def table_row(loaded: LoadedRecipe, catalog: Catalog, page: str) -> dict[str, Any]:
+def table_row(loaded: LoadedRecipe, f: Figures, catalog: Catalog, page: str) -> dict[str, Any]:
     """One recipe in an index table: display text plus the raw numbers tablesort and the filters read."""
     r = loaded.recipe
-    f = recipe_figures(loaded, catalog)
     pub = r.publication
     return {
         "href": href(page, recipe_src(loaded)),
@@ -1033,10 +1044,9 @@ def like_twins(recipes: list[LoadedRecipe]) -> dict[str, Any]:
     return {"model": first.model, "gpu_type": first.gpu.type, "recipes": out}
 
 
-def compare_record(loaded: LoadedRecipe, catalog: Catalog) -> dict[str, Any]:
+def compare_record(loaded: LoadedRecipe, f: Figures, catalog: Catalog) -> dict[str, Any]:
     """What the compare view lays side by side, every value already text (formatted here, computed by figures)."""
     r = loaded.recipe
-    f = recipe_figures(loaded, catalog)
     evidence = [(e["name"], f"{e['result']}: {e['key']}") for e in evidence_summary(loaded)]
     if r.correctness is not None:
         evidence.insert(0, ("Correctness", r.correctness.result.value))
@@ -1123,14 +1133,14 @@ def _point_label(loaded: LoadedRecipe) -> str:
     return fmt.plain_title(f"{loaded.id.split('/')[-1]} ({r.gpu.count} x {r.gpu.type})")
 
 
-def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") -> list[dict[str, Any]]:
+def chart_points(recipes: list[LoadedRecipe], figures_of: FiguresById, page: str = "") -> list[dict[str, Any]]:
     """$/1M tokens (x) against tokens/s per GPU (y) for the recipes with a price, each with its page's link, its like
     group ("pre-training, FP8-CS": points of one colour) and whether it is on its group's Pareto frontier (no other
     recipe of the same training kind and precision both cheaper-or-equal and faster-or-equal, one strictly): a LoRA
     point never hides a pre-training one."""
     out = []
     for loaded in sorted(recipes, key=lambda x: like(x).order):  # the scaling chart's group order: the same colours
-        f = recipe_figures(loaded, catalog)
+        f = figures_of[loaded.id]
         if f.usd is not None:
             out.append({"x": round(f.usd, 4), "y": round(f.tokens_per_s, 2), "label": _point_label(loaded),
                         "href": href(page, recipe_src(loaded)) if page else "", "group": like(loaded).text})
@@ -1141,7 +1151,7 @@ def chart_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str = "") 
     return out
 
 
-def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str,
+def scaling_points(recipes: list[LoadedRecipe], figures_of: FiguresById, page: str,
                    by_model: bool = False) -> list[dict[str, Any]]:
     """Tokens/s per GPU (y) against the GPU count (x), each point a link to its recipe, in its like group; on a GPU
     page (`by_model`) the group names the model too, so that scaling reads per model and precision (a 125M model's
@@ -1150,7 +1160,7 @@ def scaling_points(recipes: list[LoadedRecipe], catalog: Catalog, page: str,
         return f"{loaded.recipe.model}: {like(loaded).text}" if by_model else like(loaded).text
 
     ordered = sorted(recipes, key=lambda x: ((x.recipe.model.lower() if by_model else ""), like(x).order))
-    return [{"x": loaded.recipe.gpu.count, "y": round(recipe_figures(loaded, catalog).tokens_per_s, 2),
+    return [{"x": loaded.recipe.gpu.count, "y": round(figures_of[loaded.id].tokens_per_s, 2),
              "label": _point_label(loaded), "href": href(page, recipe_src(loaded)), "group": group(loaded)}
             for loaded in ordered]
 
@@ -1248,11 +1258,10 @@ def release_matrix(recipes: list[LoadedRecipe], page: str) -> dict[str, Any] | N
     return {"releases": releases, "rows": rows}
 
 
-def mfu_formula(loaded: LoadedRecipe, catalog: Catalog) -> str:
+def mfu_formula(loaded: LoadedRecipe, f: Figures) -> str:
     """How the site's MFU of a recipe is computed (figures.mfu), with its numbers: '6 x N (1.2B) x tokens/s per GPU
     / BF16 peak (989 TFLOP/s)'; 4N for a frozen base; the stated figure where the site does not recompute it."""
     r = loaded.recipe
-    f = recipe_figures(loaded, catalog)
     if f.mfu is None:
         return fmt.DASH
     if f.derived.mfu is None or r.result.mfu_note:
@@ -1360,20 +1369,20 @@ def framework_groups(recipes: list[LoadedRecipe]) -> list[FrameworkGroup]:
     return sorted(out, key=lambda g: (g.gpu_type.lower(), g.like.order, g.row_tokens))
 
 
-def framework_rows(group: FrameworkGroup, catalog: Catalog, page: str,
+def framework_rows(group: FrameworkGroup, figures_of: FiguresById, page: str,
                    has_evidence: Callable[[LoadedRecipe], bool]) -> list[dict[str, Any]]:
     """A side-by-side group's rows as text, each linking to its recipe and, where it has one, its evidence file."""
     out = []
     for loaded in group.rows:
         r = loaded.recipe
-        f = recipe_figures(loaded, catalog)
+        f = figures_of[loaded.id]
         out.append({"framework": framework_name(r.stack.framework), "stack": r.stack.framework, "id": loaded.id,
                     "name": compact_name(loaded), "href": href(page, recipe_src(loaded)),
                     "evidence_href": href(page, evidence_src(loaded)) if has_evidence(loaded) else None,
                     "status": r.status.value, "gpus": f"{r.gpu.count} x {r.gpu.type}", "label": r.layout.label,
                     "tokens": fmt.short(f.tokens_per_s), "tokens_value": f.tokens_per_s,
                     "mfu": fmt.mfu_cell(f.mfu, f.mfu_peak), "mfu_value": f.mfu,
-                    "mfu_formula": mfu_formula(loaded, catalog), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
+                    "mfu_formula": mfu_formula(loaded, f), "usd": fmt.usd_short(f.usd), "usd_value": f.usd,
                     "runs": runs_text(loaded), "convergence": convergence_summary(loaded),
                     "against": convergence_against(loaded), "memory": peak_memory_cell(loaded)})
     return out

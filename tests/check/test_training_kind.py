@@ -54,7 +54,7 @@ def test_card_and_best_layout_table_say_the_kind(tmp_path: Path) -> None:
     loaded = registry.recipes[0]
     assert views.training_kind(loaded) == "LoRA"
     assert ("Training", views.TRAINING_TEXT["lora"]) in views.workload_rows(loaded)["workload"]
-    card = views.card(loaded, registry.catalog, f"recipes/{loaded.id}.md")
+    card = views.card(loaded, views.recipe_figures(loaded, registry.catalog))
     assert [row["text"] for row in card["rows"] if row["label"] == "MFU"] == [
         "42.2% of the FP8 dense peak (N = 70,553,706,496 active parameters per token; 4N FLOPs a token: LoRA's frozen "
         "base has no weight gradients)"]

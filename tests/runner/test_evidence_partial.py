@@ -80,7 +80,8 @@ def test_interval_excerpt_prints_figures_and_decision_then_writes_as_partial(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     # The card's result rows say the run is partial and why.
     loaded = load_recipe(recipe, "recipes/llama-3.2-1b/h200/titan-excerpt.yaml", tmp_path / "recipes")
-    rows = dict(views.result_rows(loaded, load_catalog(tmp_path)))
+    catalog = load_catalog(tmp_path)
+    rows = dict(views.result_rows(loaded, views.recipe_figures(loaded, catalog), catalog))
     assert rows["Partial run"].startswith("an excerpt: torchtitan_interval10.log shows steps 199-249")
 
 

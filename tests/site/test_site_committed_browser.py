@@ -715,7 +715,9 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     # Every value is Python's text (views.compare_record); a row is marked exactly when its values differ.
     rows = wide.eval_on_selector_all("#or-compare-table tbody tr[data-or-field]", """els => els.map(r => [r.dataset.orField,
         r.classList.contains('or-diff'), [...r.querySelectorAll('td')].map(c => c.textContent)])""")
-    records = [views.compare_record(next(x for x in registry.recipes if x.id == rid), registry.catalog) for rid in picks]
+    by_id = {x.id: x for x in registry.recipes}
+    records = [views.compare_record(by_id[rid], views.recipe_figures(by_id[rid], registry.catalog), registry.catalog)
+               for rid in picks]
     expected = {}
     for rec in records:
         for section, pairs in rec["sections"]:

@@ -122,7 +122,8 @@ def test_framework_filter_value_is_the_framework_the_stated_text_names(committed
     names = {framework_name(x.recipe.stack.framework) for x in committed.recipes}
     assert names <= {name for name, _ in FRAMEWORKS} | {NOT_NAMED}
     assert {"NeMo", "PyTorch", "Megatron-Bridge", "torchtitan", "nanotron"} <= names
-    rows = [views.table_row(x, committed.catalog, "recipes.md") for x in committed.recipes]
+    figures_of = views.figures_by_id(committed.recipes, committed.catalog)
+    rows = [views.table_row(x, figures_of[x.id], committed.catalog, "recipes.md") for x in committed.recipes]
     offered = next(o["options"] for o in views.filter_options(rows) if o["key"] == "framework")
     assert sorted(offered, key=str.lower) == sorted(names, key=str.lower)
     assert len({o.lower() for o in offered}) == len(offered)  # no two that differ only in case

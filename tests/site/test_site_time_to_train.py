@@ -173,7 +173,8 @@ def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed, 
 def test_compare_record_says_the_throughput(committed) -> None:  # noqa: ANN001
     by_id = _by_id(committed)
     for rid, expected in ((MI355X, views.THROUGHPUT_TIME_TO_TRAIN), (NEMO_LORA, views.THROUGHPUT_STEADY)):
-        decides = dict(views.compare_record(by_id[rid], committed.catalog)["sections"][0][1])
+        decides = dict(views.compare_record(by_id[rid], views.recipe_figures(by_id[rid], committed.catalog),
+                                            committed.catalog)["sections"][0][1])
         assert decides["Throughput"] == expected
 
 
