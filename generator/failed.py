@@ -2,7 +2,7 @@
 data so a reader choosing a layout sees what does not fit next to what worked at the same GPU count.
 
 One file per model, failed/<model slug>.yaml (`FailedLayouts`), written by the importer of the publication that
-states them (generator/importers/playbook.py) and read by the site (generator/site/failed.py). Every entry carries
+states them (generator/importers/playbook.py) and read by the site (generator/site/pages/failed_layouts.py). Every entry carries
 its publication (document URL, commit, line and column), as a reported recipe does.
 """
 

@@ -58,8 +58,8 @@ def on_files(files, config):  # noqa: ANN001, ANN201
     from mkdocs.structure.files import File, InclusionLevel
 
     from generator.site import render_site
-    from generator.site.failed import FailedLayoutsInvalid
     from generator.site.live import load_registry_memo, write_if_changed
+    from generator.site.pages.failed_layouts import FailedLayoutsInvalid
 
     state = _state()
     registry = load_registry_memo(ROOT, state.loads)

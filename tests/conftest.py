@@ -23,7 +23,7 @@ from suitehelpers import ROOT, BuiltSite, built_pages, export_committed, file_lo
 
 if TYPE_CHECKING:
     from generator.registry import Registry
-    from generator.site.render import Page
+    from generator.site.page import Page
 
 
 # The order the files start in (xdist's workers each take the next file as one ends), longest first: under

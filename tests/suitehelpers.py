@@ -21,7 +21,7 @@ import yaml
 if TYPE_CHECKING:
     from generator.problems import Problem
     from generator.registry import Registry
-    from generator.site.render import Page
+    from generator.site.page import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
@@ -109,7 +109,7 @@ def built_pages(project: Path) -> dict[str, Page]:
     (hooks/openrecipes.py) wrote under the project's .openrecipes-cache/site/, generator.site.render_site's
     output for that build's registry. A Markdown page's title is its front matter's, as MkDocs reads it."""
     from generator.site.direct import split_front_matter
-    from generator.site.render import Page
+    from generator.site.page import Page
 
     cache = project / ".openrecipes-cache" / "site"
     pages = {}

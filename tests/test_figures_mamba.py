@@ -133,9 +133,10 @@ def test_the_methodology_page_states_the_mamba_count_from_figures(monkeypatch: p
 
     from generator.registry import load_registry
     from generator.site import render
+    from generator.site.pages import methodology as methodology_page
 
     def page() -> str:
-        return render._methodology(render.environment(), load_registry(ROOT, [REFERENCE])).content
+        return methodology_page.page(render.environment(), load_registry(ROOT, [REFERENCE])).content
 
     text = page()
     for term, formula in figures.MAMBA2_TERMS:

@@ -20,6 +20,7 @@ from suitehelpers import REFERENCE, ROOT
 from generator import check, figures
 from generator.registry import Registry, load_registry
 from generator.site import render
+from generator.site.pages import methodology as methodology_page
 
 # The constants of figures.py that are no tolerance, threshold or precision: units, names and the terms of formulas.
 # A new constant of figures.py is either documented on the page or listed here with what it is.
@@ -55,7 +56,7 @@ def _registry() -> Registry:
 
 
 def methodology() -> str:
-    return render._methodology(render.environment(), _registry()).content
+    return methodology_page.page(render.environment(), _registry()).content
 
 
 def section(page: str, anchor: str) -> str:

@@ -10,11 +10,12 @@ from suitehelpers import REFERENCE, ROOT
 from generator import figures
 from generator.registry import load_registry
 from generator.site import render
+from generator.site.pages import methodology as methodology_page
 
 
 def methodology() -> str:
     registry = load_registry(ROOT, [REFERENCE])
-    return render._methodology(render.environment(), registry).content
+    return methodology_page.page(render.environment(), registry).content
 
 
 def test_the_page_states_figures_numbers() -> None:

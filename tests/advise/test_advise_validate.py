@@ -12,6 +12,7 @@ from generator.advise.observations import load
 from generator.advise.validate import GOALS, eligible_models, validate
 from generator.registry import load_registry
 from generator.site import render
+from generator.site.pages import methodology as methodology_page
 
 pytestmark = pytest.mark.slow
 
@@ -57,5 +58,5 @@ def test_the_committed_benchmark_output_is_a_fresh_run(result: dict[str, object]
 
 
 def test_the_methodology_page_states_a_fresh_run(result: dict[str, object]) -> None:
-    page = render._methodology(render.environment(), load_registry(ROOT, [REFERENCE])).content
+    page = methodology_page.page(render.environment(), load_registry(ROOT, [REFERENCE])).content
     assert report.validation_markdown(result) in page

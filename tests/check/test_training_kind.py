@@ -13,6 +13,7 @@ from suitehelpers import check_registry
 from generator import figures
 from generator.registry import load_registry
 from generator.site import views
+from generator.site.pages import recipe as recipe_page
 
 ROOT = Path(__file__).resolve().parents[2]
 LORA = "recipes/llama-3-70b/gb300/mb-26.06-dgx-gb300-8gpu-fp8-cs-lora.yaml"
@@ -54,7 +55,7 @@ def test_card_and_best_layout_table_say_the_kind(tmp_path: Path) -> None:
     loaded = registry.recipes[0]
     assert views.training_kind(loaded) == "LoRA"
     assert ("Training", views.TRAINING_TEXT["lora"]) in views.workload_rows(loaded)["workload"]
-    card = views.card(loaded, registry.catalog, f"recipes/{loaded.id}.md")
+    card = recipe_page.card(loaded, views.recipe_figures(loaded, registry.catalog))
     assert [row["text"] for row in card["rows"] if row["label"] == "MFU"] == [
         "42.2% of the FP8 dense peak (N = 70,553,706,496 active parameters per token; 4N FLOPs a token: LoRA's frozen "
         "base has no weight gradients)"]

@@ -14,6 +14,7 @@ from suitehelpers import check_registry
 from generator import figures
 from generator.importers.megatron_bridge import SOURCE
 from generator.registry import load_catalog, load_registry
+from generator.site.pages import recipe as recipe_page
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = Path(__file__).resolve().parent / "sources"
@@ -147,6 +148,6 @@ def test_the_recipe_page_shows_a_recorded_discrepancy_recomputed(registry) -> No
     from generator.site import views
 
     loaded = next(x for x in registry.recipes if x.id == "llama-3-70b/h100/mb-26.06-dgx-h100-8gpu-fp8-cs-lora")
-    rows = dict(views.result_rows(loaded, registry.catalog))
+    rows = dict(recipe_page.result_rows(loaded, views.recipe_figures(loaded, registry.catalog), registry.catalog))
     assert "published 735, its 2,643 tokens/s give 1144.7 by the registry's count (55.75% apart)" in rows["Discrepancy"]
     assert rows["Published model TFLOP/s note"].startswith("A discrepancy in the publication, not explained")

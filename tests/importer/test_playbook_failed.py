@@ -1,6 +1,6 @@
 """Failed layouts of the Ultra-Scale Playbook sweep: failed/<model slug>.yaml hold exactly the figure's crosses (each
 with its line and column), re-writing them is byte-identical, and the model page's section puts them next to the
-fastest recipe that worked at the same GPU count (generator/site/failed.py, no site build)."""
+fastest recipe that worked at the same GPU count (generator/site/pages/failed_layouts.py, no site build)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from generator import failed
 from generator.importers import playbook as pb
 from generator.load import load_recipe
 from generator.registry import load_catalog
-from generator.site import failed as failed_view
+from generator.site.pages import failed_layouts as failed_view
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "tests/importer/sources/playbook-benchmarks_interactive-924e4d0b.html"

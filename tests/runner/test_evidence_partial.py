@@ -17,6 +17,7 @@ from runner_support import ROOT, runner
 from generator.load import load_recipe
 from generator.registry import load_catalog
 from generator.site import views
+from generator.site.pages import recipe as recipe_page
 from runner import cli
 
 LOGS = Path(__file__).resolve().parent / "real_logs"
@@ -80,7 +81,8 @@ def test_interval_excerpt_prints_figures_and_decision_then_writes_as_partial(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     # The card's result rows say the run is partial and why.
     loaded = load_recipe(recipe, "recipes/llama-3.2-1b/h200/titan-excerpt.yaml", tmp_path / "recipes")
-    rows = dict(views.result_rows(loaded, load_catalog(tmp_path)))
+    catalog = load_catalog(tmp_path)
+    rows = dict(recipe_page.result_rows(loaded, views.recipe_figures(loaded, catalog), catalog))
     assert rows["Partial run"].startswith("an excerpt: torchtitan_interval10.log shows steps 199-249")
 
 

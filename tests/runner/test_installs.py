@@ -255,7 +255,7 @@ def test_a_recipe_may_state_its_training_image_by_digest(tmp_path: Path) -> None
     assert loaded.recipe.stack.image is not None and loaded.recipe.stack.image.digest == digest
     assert not list(validator(json_schema("recipe")).iter_errors(loaded.data))
     # Recorded, not shown: the recipe page's stack table leaves it out (for now).
-    rows = views._field_rows(loaded.recipe.stack)  # what the page's stack table lists (labels aside)
+    rows = views.model_field_rows(loaded.recipe.stack)  # what the page's stack table lists (labels aside)
     assert rows and not any(digest in value or "radixark/miles:v0.1.0-efa" in value for _, value in rows)
 
 

@@ -12,8 +12,10 @@ from sitehelpers import serious_axe_violations, watched_page
 
 from generator.site import formatting as fmt
 from generator.site import views
-from generator.site.render import LIVE_ROWS
+from generator.site.pages import compare as compare_page
+from generator.site.pages import recipe as recipe_page
 from generator.site.rowdata import expand
+from generator.site.tables import LIVE_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REF_ID = "gemma-4-31b/h100/attune-tp2-pp4-split13"
@@ -124,7 +126,7 @@ def test_item1_figures_at_meaningful_precision_from_python(all_recipes_laid_out,
 
 
 def _fastest_by_key(registry, keep, other) -> dict[tuple, tuple[float, set[str], int]]:  # noqa: ANN001
-    """Independently of views.best_layouts: per (other, GPU count, training kind, precision, sequence, time to train
+    """Independently of tables.best_layouts: per (other, GPU count, training kind, precision, sequence, time to train
     or not) the highest tokens/s per GPU, the recipes that reach it and how many recipes the key has."""
     out: dict[tuple, tuple[float, set[str], int]] = {}
     for x in registry.recipes:
@@ -449,7 +451,7 @@ def test_item9_interleaved_stage_table_for_vpp(wide, registry) -> None:  # noqa:
 
 def test_item9_stage_tables_cover_every_layer_once(registry) -> None:
     for loaded in registry.recipes:
-        stages = views.pipeline_stages(loaded, registry.catalog)
+        stages = recipe_page.pipeline_stages(loaded, registry.catalog)
         if not stages:
             continue
         layers = registry.catalog.models[loaded.recipe.model].architecture.layers
@@ -716,10 +718,12 @@ def test_item6_tick_recipes_and_compare_them_side_by_side(wide, registry) -> Non
     cols = wide.eval_on_selector_all("#or-compare-table thead th[data-or-compare-col]",
                                      "els => els.map(e => e.dataset.orCompareCol)")
     assert cols == picks
-    # Every value is Python's text (views.compare_record); a row is marked exactly when its values differ.
+    # Every value is Python's text (compare_page.compare_record); a row is marked exactly when its values differ.
     rows = wide.eval_on_selector_all("#or-compare-table tbody tr[data-or-field]", """els => els.map(r => [r.dataset.orField,
         r.classList.contains('or-diff'), [...r.querySelectorAll('td')].map(c => c.textContent)])""")
-    records = [views.compare_record(next(x for x in registry.recipes if x.id == rid), registry.catalog) for rid in picks]
+    by_id = {x.id: x for x in registry.recipes}
+    records = [compare_page.compare_record(by_id[rid], views.recipe_figures(by_id[rid], registry.catalog), registry.catalog)
+               for rid in picks]
     expected = {}
     for rec in records:
         for section, pairs in rec["sections"]:

@@ -11,7 +11,7 @@ from sitehelpers import make_registry, synthetic
 from generator.frameworks import FRAMEWORKS, NOT_NAMED, framework_name
 from generator.registry import Registry, load_registry
 from generator.site import formatting as fmt
-from generator.site import render_site, views
+from generator.site import render_site, tables, views
 
 
 def _recipe(name: str, training: str, seq: int, gbs: int) -> dict:
@@ -73,7 +73,7 @@ def test_formatting_of_sizes() -> None:
 def test_moe_params_say_active_of_total(committed: Registry) -> None:
     registry = committed
     moe = next(x for x in registry.recipes if x.recipe.model == "Qwen3-30B-A3B")
-    cell = views.params_cell(moe, registry.catalog)
+    cell = tables.params_cell(moe, registry.catalog)
     total = registry.catalog.models["Qwen3-30B-A3B"].total_params
     assert total and cell["params"] == f"{fmt.params(moe.recipe.result.active_params.count)} of {fmt.params(total)}"
 
@@ -87,13 +87,13 @@ def test_filter_values_differing_only_in_case_keep_one_order_in_every_process() 
 
     from sitehelpers import ROOT
 
-    script = ("from generator.site import views; "
+    script = ("from generator.site import tables; "
               "rows = [dict(model='m', gpu_type=g, gpu_count='8', status='s', origin='o', framework=f, training='t', "
               "precision='p', seq='4k', global_batch=b, params_size='8B', params_total='8B', evidence='e', "
               "peak_memory='not stated') "
               "for f, g, b in (('Pytorch', 'h100', ''), ('PyTorch', 'H100', '?'), "
               "('nemo', 'B200', 'unstated'), ('NeMo', 'b200', '512'))]; "
-              "print([o['options'] for o in views.filter_options(rows) "
+              "print([o['options'] for o in tables.filter_options(rows) "
               "if o['key'] in ('framework', 'gpu_type', 'global_batch')])")
     seen = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in range(6)}
@@ -122,8 +122,9 @@ def test_framework_filter_value_is_the_framework_the_stated_text_names(committed
     names = {framework_name(x.recipe.stack.framework) for x in committed.recipes}
     assert names <= {name for name, _ in FRAMEWORKS} | {NOT_NAMED}
     assert {"NeMo", "PyTorch", "Megatron-Bridge", "torchtitan", "nanotron"} <= names
-    rows = [views.table_row(x, committed.catalog, "recipes.md") for x in committed.recipes]
-    offered = next(o["options"] for o in views.filter_options(rows) if o["key"] == "framework")
+    figures_of = views.figures_by_id(committed.recipes, committed.catalog)
+    rows = [tables.table_row(x, figures_of[x.id], committed.catalog, "recipes.md") for x in committed.recipes]
+    offered = next(o["options"] for o in tables.filter_options(rows) if o["key"] == "framework")
     assert sorted(offered, key=str.lower) == sorted(names, key=str.lower)
     assert len({o.lower() for o in offered}) == len(offered)  # no two that differ only in case
 

@@ -12,7 +12,7 @@ from sitehelpers import ROOT
 
 from generator import failed
 from generator.load import load_recipe
-from generator.site import failed as failed_view
+from generator.site.pages import failed_layouts as failed_view
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from generator import figures
 from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
+from generator.site.pages import model as model_page
 
 
 def _framework(name: str, stack: str, tokens: float, seq: int = 8192) -> dict:
@@ -66,9 +67,10 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_one_row_per_framework_fastest_first_with_formula_and_convergence(registry: Path) -> None:
     reg = load_registry(registry)
-    groups = views.framework_groups([x for x in reg.recipes if x.recipe.model == "Gemma-4-31B"])
+    groups = model_page.framework_groups([x for x in reg.recipes if x.recipe.model == "Gemma-4-31B"])
     assert [g.title for g in groups] == ["H100, pre-training, BF16, steady-state, sequence 8k"]  # 4k: one framework, no table
-    rows = views.framework_rows(groups[0], reg.catalog, "models/gemma-4-31b.md", lambda x: True)
+    rows = model_page.framework_rows(groups[0], views.figures_by_id(reg.recipes, reg.catalog), "models/gemma-4-31b.md",
+                                     lambda x: True)
     miles = next(x for x in reg.recipes if x.id == "gemma-4-31b/h100/miles-run").recipe.result.tokens_per_s_per_gpu
     expected = sorted([("OpenRecipes engine", "engine", 1400.0), ("torchtitan", "titan-a", 1300.0),
                        ("Transformers", "hf-loop", 900.0), ("miles", "miles-run", miles)], key=lambda x: -x[2])
@@ -139,8 +141,9 @@ def test_mlperf_rows_say_their_runs_and_the_quality_target_they_met(committed) -
     (the submitter's runs), not on a convergence check of ours; each row says so, and its framework is the one its
     stated text names (NeMo where the system's list names it)."""
     llama = [x for x in committed.recipes if x.recipe.model == "Llama-2-70B"]
-    groups = views.framework_groups(llama)
-    rows = [row for g in groups for row in views.framework_rows(g, committed.catalog, "models/llama-2-70b.md",
+    groups = model_page.framework_groups(llama)
+    figures_of = views.figures_by_id(llama, committed.catalog)
+    rows = [row for g in groups for row in model_page.framework_rows(g, figures_of, "models/llama-2-70b.md",
                                                                 lambda x: False)]
     by_id = {x.id: x for x in llama}
     assert {r["framework"] for r in rows} >= {"NeMo", "PyTorch"}

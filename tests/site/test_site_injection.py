@@ -25,6 +25,7 @@ from sitehelpers import make_registry, reference_data
 from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
+from generator.site.pages import recipe as recipe_page
 
 PROBE_ID = "gemma-4-31b/h100/injection-probe"
 LABEL = '=HYPERLINK("http://x")'
@@ -146,7 +147,7 @@ def test_export_block_sets_exact_values_and_runs_nothing(probe: tuple[Path, dict
     loaded = next(x for x in built["registry"].recipes if x.id == PROBE_ID)
     assert views.recipe_src(loaded) == f"recipes/{PROBE_ID}.md"
     script = export_block(built["pages"], PROBE_ID)
-    assert script == views.env_script(loaded)
+    assert script == recipe_page.env_script(loaded)
     expected = probe_env(sandbox)
     before = PWNED.stat() if PWNED.exists() else None
     assert run_in_sandbox(script, sandbox, list(expected)) == expected
@@ -163,7 +164,7 @@ def test_a_name_that_is_not_a_shell_identifier_is_never_rendered(probe: tuple[Pa
     hostile = {f"A; touch {sandbox}/key #": "1", "$(touch x)": "2", "1ABC": "3", "É": "4", "A-B": "5", "A\nB": "6",
                "": "7", "OK_NAME": "kept"}
     forged = dataclasses.replace(loaded, recipe=loaded.recipe.model_copy(update={"env": hostile}))
-    script = views.env_script(forged)
+    script = recipe_page.env_script(forged)
     assert [line for line in script.splitlines() if line.startswith("export ")] == ["export OK_NAME=kept"]
     assert "touch" not in script and "ABC" not in script
     assert run_in_sandbox(script, sandbox, ["OK_NAME"]) == {"OK_NAME": "kept"}

@@ -14,6 +14,7 @@ from sitehelpers import make_registry, reference_data, synthetic
 from generator.registry import load_registry
 from generator.site import formatting as fmt
 from generator.site import render_site, views
+from generator.site.pages import compare as compare_page
 
 # On 8 H100: a LoRA run far faster than the pre-training runs, an SFT run, and the reference (no training kind).
 RECIPES = {
@@ -133,7 +134,7 @@ def test_compare_records_lead_with_what_makes_them_like_with_like(site) -> None:
     assert {key: f["value"] for key, f in record["like"].items()} == {
         "gpu_count": 8, "row_tokens": 8192, "kind": "pre-training", "precision": "fp8-cs",
         "throughput": views.THROUGHPUT_STEADY}
-    assert [key for key, _ in views.LIKE_FIELDS] == list(record["like"])
+    assert [key for key, _ in compare_page.LIKE_FIELDS] == list(record["like"])
     assert record["like_src"] == "recipes/gemma-4-31b/h100.like.json"
 
 

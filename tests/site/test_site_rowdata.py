@@ -15,8 +15,8 @@ from suitehelpers import mkdocs_build, site_project
 
 from generator.registry import load_registry
 from generator.site import render_site
-from generator.site.render import LIVE_ROWS
 from generator.site.rowdata import compact_rows, expand, split_row
+from generator.site.tables import LIVE_ROWS
 
 N = LIVE_ROWS + 12  # synthetic recipes, plus the reference: a dozen past the live rows
 ROW = re.compile(r"<tr data-or-recipe=.*?</tr>", re.S)

@@ -41,7 +41,7 @@ class _Audit(HTMLParser):
             self.bad.append(f"<{tag} src=x>")
         self.in_script = tag == "script"
         # A JSON data block (the planner's rows, chart points) may carry recipe text as data: it is never run, its
-        # <, > and & are written as \u escapes (render._json_script) so it cannot close the element, and the site's
+        # <, > and & are written as \u escapes (generator.site.page.json_script) so it cannot close the element, and the site's
         # scripts put such text into the page only as text (test_site_scripts_insert_no_markup).
         self.json_data = self.in_script and dict(attrs).get("type") == "application/json"
 

@@ -11,7 +11,7 @@ import pytest
 from sitehelpers import ROOT, free_port, make_registry, static_server, synthetic
 from suitehelpers import mkdocs_build, site_project
 
-from generator.site.render import LIVE_ROWS
+from generator.site.tables import LIVE_ROWS
 
 pytestmark = pytest.mark.browser
 N = 90  # synthetic recipes, plus the reference: more than LIMIT

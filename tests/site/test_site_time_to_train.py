@@ -21,6 +21,8 @@ import pytest
 
 from generator.site import formatting as fmt
 from generator.site import views
+from generator.site.pages import compare as compare_page
+from generator.site.pages import model as model_page
 from generator.site.rowdata import expand
 
 MI355X = "llama-2-70b/mi355x/mlperf-v5.1-amd-mi355x-epyc-9575f-pytorch"
@@ -160,7 +162,7 @@ def test_planner_rows_rank_mlperf_apart_from_nemo(committed, committed_pages) ->
 def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed, committed_pages) -> None:  # noqa: ANN001
     seen = set()
     for model in {x.recipe.model for x in committed.recipes}:
-        for group in views.framework_groups([x for x in committed.recipes if x.recipe.model == model]):
+        for group in model_page.framework_groups([x for x in committed.recipes if x.recipe.model == model]):
             assert {_ttt(x) for x in group.rows} == {group.like.time_to_train}, group.title
             assert group.like.throughput in group.title
             seen.add(group.like.time_to_train)
@@ -173,7 +175,8 @@ def test_frameworks_side_by_side_never_pair_mlperf_with_steady_state(committed, 
 def test_compare_record_says_the_throughput(committed) -> None:  # noqa: ANN001
     by_id = _by_id(committed)
     for rid, expected in ((MI355X, views.THROUGHPUT_TIME_TO_TRAIN), (NEMO_LORA, views.THROUGHPUT_STEADY)):
-        decides = dict(views.compare_record(by_id[rid], committed.catalog)["sections"][0][1])
+        decides = dict(compare_page.compare_record(by_id[rid], views.recipe_figures(by_id[rid], committed.catalog),
+                                            committed.catalog)["sections"][0][1])
         assert decides["Throughput"] == expected
 
 

@@ -1,6 +1,6 @@
 """The pipeline-stage table where the layers do not divide by PP x VPP: the placement the recipe's layout implies.
 
-views.virtual_stages is the one place it is worked out; these tests hold it to Megatron's own code (megatron-core, the
+recipe_page.virtual_stages is the one place it is worked out; these tests hold it to Megatron's own code (megatron-core, the
 runner extra) on committed recipes: Megatron-Bridge's embedding/loss accounting (Llama 3.1 405B, 126 layers over
 PP 8 x VPP 8) and a stated pipeline_model_parallel_layout (DeepSeek-V3, 61 layers over PP 8 x VPP 2), and to
 torchtitan's stated split (Llama 3.1 405B, PP 8 x 2 virtual stages of 7, 8, ..., 8, 7 layers).
@@ -14,7 +14,7 @@ import pytest
 
 from generator.load import LoadedRecipe
 from generator.registry import Registry
-from generator.site import views
+from generator.site.pages import recipe as recipe_page
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def test_embedding_and_loss_accounting_matches_megatron(registry: Registry) -> N
                                account_for_embedding_in_pipeline_split=True,
                                account_for_loss_in_pipeline_split=True, pipeline_dtype=torch.bfloat16)
     expected = _megatron_spans(config, lay.pp, lay.vpp, get_transformer_layer_offset, get_num_layers_to_build)
-    stages = views.pipeline_stages(loaded, registry.catalog)
+    stages = recipe_page.pipeline_stages(loaded, registry.catalog)
     assert [_spans(s) for s in stages] == expected
     assert stages[0]["layers"].startswith("0–0, 15–16")  # one layer in the first chunk: the embedding takes a place
     assert [s["count"] for s in stages] == [str(sum(b - a + 1 for a, b in c)) for c in expected]
@@ -102,7 +102,7 @@ def test_stated_layout_matches_megatron(registry: Registry, monkeypatch: pytest.
         lambda _c, vp_stage, pp_rank: layout.get_layer_offset(LayerType.decoder, vp_stage=vp_stage, pp_rank=pp_rank),
         lambda _c, vp_stage, pp_rank: layout.get_num_layers_to_build(LayerType.decoder, vp_stage=vp_stage,
                                                                      pp_rank=pp_rank))
-    stages = views.pipeline_stages(loaded, registry.catalog)
+    stages = recipe_page.pipeline_stages(loaded, registry.catalog)
     assert [_spans(s) for s in stages] == expected
     assert stages[0]["layers"] == "0–3, 32–35"
     assert stages[-1]["layers"] == "28–31, 60–60" and stages[-1]["count"] == "5"
@@ -113,7 +113,7 @@ def test_stated_layout_matches_megatron(registry: Registry, monkeypatch: pytest.
 def test_torchtitan_split_interleaves(registry: Registry) -> None:
     loaded = _recipe(registry, TORCHTITAN)
     assert _uneven(registry, loaded)
-    stages = views.pipeline_stages(loaded, registry.catalog)
+    stages = recipe_page.pipeline_stages(loaded, registry.catalog)
     # 16 virtual stages of 7, 8 x 14, 7 layers; rank r runs virtual stages r and r + 8 (looped interleaving).
     assert stages[0]["layers"] == "0–6, 63–70" and stages[0]["count"] == "15"
     assert stages[1]["layers"] == "7–14, 71–78" and stages[1]["count"] == "16"
@@ -128,8 +128,8 @@ def test_every_uneven_layout_with_a_placement_gets_a_table(registry: Registry) -
         if not _uneven(registry, loaded):
             continue
         lay = loaded.recipe.layout
-        stages = views.pipeline_stages(loaded, registry.catalog)
-        placed = views.virtual_stages(loaded, registry.catalog)
+        stages = recipe_page.pipeline_stages(loaded, registry.catalog)
+        placed = recipe_page.virtual_stages(loaded, registry.catalog)
         assert bool(stages) == (placed is not None), loaded.id
         if lay.layer_split is not None:
             assert stages, f"{loaded.id}: a layer split with VPP {lay.vpp} has a table"
@@ -152,7 +152,7 @@ def test_a_chunk_with_no_decoder_layer(registry: Registry) -> None:
     chunk of stage 0 holds only the embedding (Megatron builds no decoder layer there) and stage 0 lists 7 spans."""
     loaded = next(r for r in registry.recipes if r.recipe.layout.pp == 16 and r.recipe.layout.vpp == 8
                   and r.recipe.model == "Llama-3.1-405B")
-    stages = views.pipeline_stages(loaded, registry.catalog)
+    stages = recipe_page.pipeline_stages(loaded, registry.catalog)
     assert stages[0]["layers"] == "15–15, 31–31, 47–47, 63–63, 79–79, 95–95, 111–111"
     assert stages[0]["count"] == "7" and stages[0]["holds"] == "embedding"
     assert stages[1]["layers"].startswith("0–0, 16–16") and stages[1]["count"] == "8"

@@ -234,7 +234,7 @@ export function repricePage(root, prices) {
 
 // The home page's lowest $ / 1M tokens per model. At a price of one's own, a GPU type's fastest recipe is its
 // cheapest ($ / 1M is the price over tokens/s); at the served figures each recipe has its own catalog instance.
-// So Python lists, per GPU type, its fastest recipe and its cheapest served one (render._cheapest_candidates),
+// So Python lists, per GPU type, its fastest recipe and its cheapest served one (generator/site/pages/home.py's _cheapest_candidates),
 // and the lowest at the prices in force is the model's cheapest; ties go to the first listed.
 export function repriceCheapest(cell, prices) {
   var candidates = cell.orCandidates;

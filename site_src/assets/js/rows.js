@@ -13,7 +13,7 @@ import { cellRaw } from "./packed.js";
 // style and DOM work in Chromium, against 5-70 ms with them out of it; at the committed registry's 2,218 rows,
 // filter keystroke median 34 / max 60 ms and price key median 58 / max 94 ms in it, 14 / 38 and 17 / 35 out of it
 // (benchmarks/site_scale.py --committed). A table without filters shows every row up to BIG rows, else its first LIVE.
-export let BIG = 1000, LIVE = 60, DETACH = BIG;  // BIG and LIVE: generator/site/render.py's ALL_ROWS_UP_TO, LIVE_ROWS
+export let BIG = 1000, LIVE = 60, DETACH = BIG;  // BIG and LIVE: generator/site/tables.py's ALL_ROWS_UP_TO, LIVE_ROWS
 
 // The two rows that stand for the rows above and below a window (rowwindow.js).
 export function isSpacer(row) {
