@@ -138,7 +138,7 @@ def fit_memory(rows: Iterable[Observation]) -> MemoryModel:
 def _columns() -> list[str]:
     out = []
     for term in throughput.TERMS:
-        if term.startswith("compute_"):
+        if term in throughput.FAMILY_TERMS:
             out.extend(f"{term}:{family}" for family in FAMILIES)
         else:
             out.append(term)
@@ -155,7 +155,7 @@ def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, fam
     for term, value in throughput.terms(shape, plan, peak_bf16, per_node, domain).items():
         if not value:
             continue
-        vector[_INDEX[f"{term}:{family}" if term.startswith("compute_") else term]] = value
+        vector[_INDEX[f"{term}:{family}" if term in throughput.FAMILY_TERMS else term]] = value
     return vector
 
 
