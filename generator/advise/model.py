@@ -11,11 +11,12 @@ and failed layouts (the Ultra-Scale Playbook's) as the one that classifies most 
 
 Step time: the measured step time (the step's tokens / (tokens/s per GPU x GPUs)) = sum of weights x terms, one
 compute weight per precision family and framework family (an efficiency: never below the precision's own peak,
-COMPUTE_FLOOR), every other weight shared and non-negative; non-negative least squares (scipy's nnls, on the
-weights less their floors) on the relative error, iteratively reweighted (Huber-like, in units of the median absolute deviation)
-so that a run that was slow for reasons no layout explains does not set the weights. Fitted once over every GPU type
-(the pooled fit), then on each GPU type's own rows with a ridge pull towards the pooled weights (PRIOR_ROWS rows'
-worth), so a type with few rows borrows the rest and a type with many is its own.
+COMPUTE_FLOOR), one weight per framework family for the other terms of throughput.FAMILY_TERMS (costs one
+framework pays and another does not), every other weight shared; all non-negative; non-negative least squares
+(scipy's nnls, on the weights less their floors) on the relative error, iteratively reweighted (Huber-like, in
+units of the median absolute deviation) so that a run that was slow for reasons no layout explains does not set the
+weights. Fitted once over every GPU type (the pooled fit), then on each GPU type's own rows with a ridge pull towards
+the pooled weights (PRIOR_ROWS rows' worth), so a type with few rows borrows the rest and a type with many is its own.
 
 Ranges: the 10th and 90th percentile of stated / predicted over the rows the fit saw (for throughput, the GPU type's
 rows of the framework family where there are at least RANGE_MIN_ROWS, else the GPU type's, else every row).
@@ -138,7 +139,7 @@ def fit_memory(rows: Iterable[Observation]) -> MemoryModel:
 def _columns() -> list[str]:
     out = []
     for term in throughput.TERMS:
-        if term.startswith("compute_"):
+        if term in throughput.FAMILY_TERMS:
             out.extend(f"{term}:{family}" for family in FAMILIES)
         else:
             out.append(term)
@@ -155,7 +156,7 @@ def step_features(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, fam
     for term, value in throughput.terms(shape, plan, peak_bf16, per_node, domain).items():
         if not value:
             continue
-        vector[_INDEX[f"{term}:{family}" if term.startswith("compute_") else term]] = value
+        vector[_INDEX[f"{term}:{family}" if term in throughput.FAMILY_TERMS else term]] = value
     return vector
 
 

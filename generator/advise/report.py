@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from generator.advise.advisor import PREDICTED, Answer, Layout
 from generator.advise.validate import GOALS, LOWER_IS_BETTER
@@ -81,6 +85,83 @@ def _fmt(name: str, value: object) -> str:
     return f"{value:.1%}" if name in LOWER_IS_BETTER else f"{value:.3f}"
 
 
+@dataclass(frozen=True)
+class FrameworkMisses:
+    """The tokens/s rows of one framework, held out: how far off, and which way."""
+
+    framework: str
+    rows: int
+    median_error: float
+    over_goal: int
+    too_fast: int  # of over_goal: predicted faster than stated
+    too_slow: int
+
+
+def tokens_by_framework(rows: list[dict[str, Any]]) -> list[FrameworkMisses]:
+    """Per framework (most rows first): the held-out tokens/s rows, their median error, and the rows over the goal
+    split by the prediction's direction."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["tokens_per_s_per_gpu"]["error"] is not None:
+            by[r["framework"]].append(r)
+    out = []
+    for framework, members in by.items():
+        over = [r for r in members if r["tokens_per_s_per_gpu"]["error"] > GOALS["tokens_mape"]]
+        fast = sum(r["tokens_per_s_per_gpu"]["predicted"] > r["tokens_per_s_per_gpu"]["stated"] for r in over)
+        errors = [r["tokens_per_s_per_gpu"]["error"] for r in members]
+        out.append(FrameworkMisses(framework, len(members), float(np.median(errors)), len(over), fast,
+                                   len(over) - fast))
+    return sorted(out, key=lambda f: (-f.rows, f.framework))
+
+
+@dataclass(frozen=True)
+class TwinSpread:
+    """Pairs of held-out rows that differ only in ZeRO stage and that the model predicts within TWIN_PREDICTED of
+    each other: how far apart the source states them (its own spread, which no layout term can follow)."""
+
+    pairs: int
+    median_gap: float  # median of faster / slower - 1, as stated
+    over_goal: int  # pairs stated further apart than the tokens/s goal
+
+
+TWIN_PREDICTED = 0.05
+
+
+def _twin_key(r: dict[str, Any]) -> tuple[object, ...]:
+    layout = {k: v for k, v in r["layout"].items() if k not in ("zero", "fsdp")}
+    return (r["model"], r["gpu"], r["gpus"], tuple(sorted(layout.items())))
+
+
+def zero_twins(rows: list[dict[str, Any]]) -> TwinSpread:
+    groups: dict[tuple[object, ...], dict[int, dict[str, Any]]] = defaultdict(dict)
+    for r in rows:
+        if r["tokens_per_s_per_gpu"]["predicted"] is not None:
+            groups[_twin_key(r)][r["layout"]["zero"]] = r
+    gaps = []
+    for twins in groups.values():
+        if len(twins) != 2:
+            continue
+        a, b = (t["tokens_per_s_per_gpu"] for t in twins.values())
+        if max(a["predicted"], b["predicted"]) / min(a["predicted"], b["predicted"]) - 1 > TWIN_PREDICTED:
+            continue
+        gaps.append(max(a["stated"], b["stated"]) / min(a["stated"], b["stated"]) - 1)
+    if not gaps:
+        return TwinSpread(0, 0.0, 0)
+    return TwinSpread(len(gaps), float(np.median(gaps)), sum(g > GOALS["tokens_mape"] for g in gaps))
+
+
+def _tokens_miss_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [f"{'tokens/s by framework':<28} {'rows':>5} {'median':>8} {'over goal':>10} {'too fast':>9} {'too slow':>9}"]
+    for f in tokens_by_framework(rows):
+        lines.append(f"{f.framework:<28} {f.rows:>5} {f.median_error:>8.1%} {f.over_goal:>10} {f.too_fast:>9} "
+                     f"{f.too_slow:>9}")
+    twins = zero_twins(rows)
+    lines.append(f"Layouts stated twice, at two ZeRO stages, that the model predicts within {TWIN_PREDICTED:.0%} of "
+                 f"each other: {twins.pairs} pairs; the source states them a median {twins.median_gap:.1%} apart, "
+                 f"{twins.over_goal} of them further apart than the tokens/s goal.")
+    return lines
+
+
 def validation_text(result: dict[str, object]) -> str:
     rows = result["rows"]
     assert isinstance(rows, list)
@@ -113,6 +194,7 @@ def validation_text(result: dict[str, object]) -> str:
     for kind, by_model in sorted(kinds.items(), key=lambda kv: -sum(kv[1].values())):
         detail = ", ".join(f"{model} {n}" for model, n in by_model.most_common())
         lines.append(f"  {kind}: {sum(by_model.values())} ({detail})")
+    lines += ["", *_tokens_miss_lines(rows)]
     return "\n".join(lines)
 
 
@@ -136,4 +218,13 @@ def validation_markdown(result: dict[str, object]) -> str:
             assert isinstance(metric, dict)
             cells.append(_fmt(name, metric["by_model"].get(model)))
         lines.append(f"| {model} | {counts[model]:,} | " + " | ".join(cells) + " |")
+    lines += ["", "| Tokens/s, by framework | Rows | Median error | Over the goal | Predicted too fast | Predicted too slow |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for f in tokens_by_framework(rows):
+        lines.append(f"| {f.framework} | {f.rows:,} | {f.median_error:.1%} | {f.over_goal:,} | {f.too_fast:,} | "
+                     f"{f.too_slow:,} |")
+    twins = zero_twins(rows)
+    lines += ["", f"Layouts stated twice, at two ZeRO stages, that the model predicts within {TWIN_PREDICTED:.0%} of "
+                  f"each other: {twins.pairs:,} pairs; their sources state them a median {twins.median_gap:.1%} apart, "
+                  f"{twins.over_goal:,} of them further apart than the tokens/s goal."]
     return "\n".join(lines)

@@ -17,6 +17,13 @@ one GPU type. What a term counts, and from where:
   Within a node or across (the data-parallel group spans t x cp x d consecutive ranks).
 - pipeline: each micro-batch's activation sent to the next stage and its gradient back.
 - per layer and micro-batch: a fixed cost (kernel launches, synchronisation) that makes small micro-batches slow.
+- tensor parallel under a pipeline, per framework family: m x (layers on the stage) x (t - 1) when p > 1, a cost
+  per layer, micro-batch and extra TP rank that only pipelined runs pay. The Ultra-Scale Playbook's nanotron sweep
+  shows it (at the same TP degree and GPU count, its TP >= 4 layouts with PP > 1 run at a fraction of those
+  without, slower the more micro-batches), Megatron's runs do not; each family's weight is its own.
+- ZeRO-0 under a pipeline with data parallelism, per framework family: a cost per micro-batch (m when ZeRO stage 0,
+  p > 1 and d > 1). nanotron's ZeRO-0 layouts with PP and DP in the playbook's sweep run up to 30x slower than the
+  same layout with ZeRO-1, in proportion to the micro-batches, as if the gradients were reduced every micro-batch.
 - optimizer: the optimizer's pass over its (sharded) state, proportional to the bytes it touches.
 - per step: a constant.
 """
@@ -31,9 +38,13 @@ from generator.advise.memory import Plan, Shape, stage_layers, stage_params
 GB = 1e9
 BUCKET_BYTES = 25 * 2**20  # DDP's and nanotron's default gradient bucket (25 MB)
 PRECISION_FAMILY = {"fp8": "fp8", "fp8-cs": "fp8", "fp8-mx": "fp8", "fp8-ds": "fp8", "nvfp4": "fp4"}
-TERMS = ("compute_bf16", "compute_fp8", "compute_fp4", "bubble", "tp_intra", "tp_inter", "tp_calls_intra",
-         "tp_calls_inter", "cp_intra", "cp_inter", "dp_intra", "dp_inter", "pp", "pp_microbatches", "layer_microbatches",
-         "dp_hops", "elementwise", "loss", "optimizer", "step", "step_nodes", "step_nodes2")
+TERMS = ("compute_bf16", "compute_fp8", "compute_fp4", "tp_pp_layer_microbatches", "zero0_pp_microbatches",
+         "bubble", "tp_intra", "tp_inter", "tp_calls_intra", "tp_calls_inter", "cp_intra", "cp_inter", "dp_intra",
+         "dp_inter", "pp", "pp_microbatches", "layer_microbatches", "dp_hops", "elementwise", "loss", "optimizer",
+         "step", "step_nodes", "step_nodes2")
+# Terms fitted with one weight per framework family (the rest share one weight): what a framework's kernels, overlap
+# and schedule make of the same work.
+FAMILY_TERMS = ("compute_bf16", "compute_fp8", "compute_fp4", "tp_pp_layer_microbatches", "zero0_pp_microbatches")
 RECOMPUTE_FACTOR = {"none": 1.0, "selective": 1.0, "full": 8 / 6}
 
 
@@ -102,6 +113,8 @@ def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, domain: int
         out["pp_microbatches"] = m * plan.vpp
 
     out["layer_microbatches"] = m * layers / 1000
+    out["tp_pp_layer_microbatches"] = tp_pp_layer_microbatches(plan, layers)
+    out["zero0_pp_microbatches"] = zero0_pp_microbatches(plan)
     # Memory-bound work beside the matrix products (norms, rotary, the FFN's activation, residual adds): bytes of
     # the layer's h- and f-wide activations read and written, per token; and the loss's pass over the logits.
     width = (arch.hidden_size + arch.ffn_hidden_size) / plan.tp
@@ -114,6 +127,20 @@ def terms(shape: Shape, plan: Plan, peak_bf16: float, per_node: int, domain: int
     out["step_nodes"] = nodes / 100  # per-step work that grows with the nodes (barriers, the loss's all-reduce)
     out["step_nodes2"] = (nodes / 100) ** 2  # ... and with the nodes squared (what the sweep's 32- and 64-node runs show)
     return out
+
+
+def tp_pp_layer_microbatches(plan: Plan, layers: int) -> float:
+    """Per thousand: micro-batches x the stage's layers x the TP ranks beyond the first, for a pipelined layout."""
+    if plan.pp == 1 or plan.tp == 1:
+        return 0.0
+    return plan.microbatches * layers * (plan.tp - 1) / 1000
+
+
+def zero0_pp_microbatches(plan: Plan) -> float:
+    """The micro-batches of a ZeRO-0 layout with pipeline and data parallelism (else 0)."""
+    if plan.zero != 0 or plan.pp == 1 or plan.dp * plan.cp == 1:
+        return 0.0
+    return float(plan.microbatches)
 
 
 def step_seconds_measured(shape: Shape, plan: Plan, tokens_per_s_per_gpu: float) -> float:
