@@ -219,20 +219,23 @@ def test_the_release_a_launch_script_states_read_by_hand() -> None:
 
 
 def test_a_readme_read_beside_its_launch_script_records_the_release_and_cites_it(tmp_path: Path) -> None:
-    """The V2504 README names no container; read beside 741c886's llama3.1/launch.sh its rows take 25.02.01, and
-    the recipe's notes cite launch.sh at the README's commit and line; read alone they stay 'unstated'."""
-    alone = dgxc.SOURCE.read(V2504)
-    assert {row.release for row in alone.rows} == {dgxc.UNSTATED}
+    """741c886's llama3.1/README.md names no container; read alone its rows stay 'unstated', read beside the same
+    commit's llama3.1/launch.sh they take 25.02.01, and the recipe cites launch.sh at that commit and line."""
+    readme = DATA / "dgxc-741c886-llama3.1-README.md"
+    commit = LAUNCHES[DATA / "dgxc-741c886-llama3.1-launch.sh"][0]
+    alone = dgxc.SOURCE.read(readme)
+    assert alone.rows and {row.release for row in alone.rows} == {dgxc.UNSTATED}
     folder = tmp_path / "llama3.1"
     folder.mkdir()
-    (folder / "README.md").write_bytes(V2504.read_bytes())
+    (folder / "README.md").write_bytes(readme.read_bytes())
     (folder / "launch.sh").write_bytes((DATA / "dgxc-741c886-llama3.1-launch.sh").read_bytes())
     beside = dgxc.SOURCE.read(folder / "README.md")
-    assert {row.release for row in beside.rows} == {"25.02.01"}
-    assert all(row.document_sha256 == hashlib.sha256(V2504.read_bytes()).hexdigest() for row in beside.rows)
-    recipe = dgxc.SOURCE.build(beside.rows[0], load_catalog(ROOT), document(V2504), [], [])
+    assert len(beside.rows) == len(alone.rows) and {row.release for row in beside.rows} == {"25.02.01"}
+    assert all(row.document_sha256 == hashlib.sha256(readme.read_bytes()).hexdigest() for row in beside.rows)
+    recipe = dgxc.SOURCE.build(beside.rows[0], load_catalog(ROOT), Document.github(REPO, commit, "llama3.1/README.md"),
+                               [], [])
     assert recipe["publication"]["release"] == "25.02.01"
-    launch_url = f"https://github.com/{REPO}/blob/{COMMITS[V2504]}/llama3.1/launch.sh"
+    launch_url = f"https://github.com/{REPO}/blob/{commit}/llama3.1/launch.sh"
     assert f"{launch_url} (line 31: 'export FW_VERSION=25.02.01')" in recipe["notes"]
     assert "launch.sh line 31" in recipe["stack"]["source"]
 
