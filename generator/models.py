@@ -606,11 +606,17 @@ class SupersededPublication(_Closed):
     )
 
 
+SHA256_HEX = r"^[0-9a-f]{64}$"
+
+
 class PublicationCopy(_Closed):
     """The copy of a publication's document an importer read, where the original's own revision cannot be reached."""
 
     url: HttpUrl = Field(description="URL of the copy at its commit.")
     commit: str | None = Field(default=None, description="Commit of the copy.")
+    sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the copy's bytes as read "
+                               "(64 lower-case hex digits); the importer's tests compare it with the stored copy where the "
+                               "repository holds one; null: not recorded.")
     note: str = Field(description="Whose copy it is and how it relates to the original (e.g. its SHA-256).",
                       min_length=1)
 
@@ -618,6 +624,10 @@ class PublicationCopy(_Closed):
 class Publication(_Closed):
     url: HttpUrl = Field(description="URL of the published table (http(s)).")
     commit: str | None = Field(default=None, description="Commit of the document.")
+    sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the document's bytes as "
+                               "read at that commit (64 lower-case hex digits); the importer's tests compare it with the stored "
+                               "copy where the repository holds one; null: not recorded, or read through "
+                               "`read_from` (whose sha256 it is then).")
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0,
                                     le=MAX_COUNT)

@@ -303,6 +303,12 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     }
     recipe["inferred"] = [{"field": "layout.sequence_parallel", "reason": "not stated by the publication; recorded "
                            "as off (a yes/no the schema requires)"}]
+    if row.gradient_accumulation != row.ga:
+        # The publication's GA counts local batches (LBS rows); the layout's counts micro-batches (MBS rows).
+        recipe["inferred"].append({"field": "layout.gradient_accumulation", "reason": (
+            f"converted, not stated: the publication's GA {row.ga} counts local batches of {row.lbs} rows per GPU; "
+            f"in micro-batches of {row.mbs}, GBS {row.gbs} / (MBS {row.mbs} x DP {row.dp}) = "
+            f"{row.gradient_accumulation}")})
     derive_figures(recipe, catalog)
     return recipe
 

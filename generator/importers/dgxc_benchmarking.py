@@ -12,7 +12,10 @@ title states one, else the one row of a configuration table of the same README (
 
 Sequence length: the configuration row's SeqLen, the title's "SEQ=", or the Notes' "sequence length = 8192" (the
 README's stated FLOPs count). The release is the container the README states (nvcr.io/nvidia/nemo:24.09, or the
-title's "24.09"); a README that names none is recorded as release "unstated".
+title's "24.09"). A README that names none takes the release its folder's launch.sh at the same commit states
+("export FW_VERSION=25.02.01", or the default image "nvidia+nemo+24.12.sqsh"; a branch "if [[ $MODEL_SIZE = 15b ]]"
+counts for the sizes it names), read when the README is imported from a checkout with launch.sh beside it, and cited
+in the recipe's notes; with no launch.sh, or one stating several releases for the row's size, it stays "unstated".
 
 The READMEs compute MFU from the Notes' "model flops" count: Megatron's count with the core attention over the full
 sequence (the term s/h in 12 L h^2 (1 + g/a + s/h), no causal halving), against peaks the README states (H100
@@ -22,8 +25,10 @@ sequence (the term s/h in 12 L h^2 (1 + g/a + s/h), no causal halving), against 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from generator import figures
@@ -64,6 +69,13 @@ TRAINING_CONTEXT_RE = re.compile(r"^\s*#+\s*(SFT|LoRA)\s*$", re.IGNORECASE)  # "
 PRECISION_CONTEXT_RE = re.compile(r"^\s*#+\s*(BF16|FP8|NVFP4)\s*$", re.IGNORECASE)
 PEAK_SENTENCE_RE = re.compile(r"(H100|GB200|B200)\s+(FP8|BF16)\s+is\s+\**([\d.]+)\**\s*([TP])FLOPS", re.IGNORECASE)
 NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
+UNSTATED = "unstated"
+# launch.sh beside the README (same folder, same commit): the container release it runs.
+LAUNCH_SCRIPT = "launch.sh"
+LAUNCH_RELEASE_RES = (re.compile(r"^\s*export\s+FW_VERSION=(\d\d\.\d\d(?:\.\d+)?)\s*$"),
+                      re.compile(r"^\s*export\s+IMAGE=.*nvidia\+nemo\+(\d\d\.\d\d(?:\.\d+)?)\.sqsh"))
+LAUNCH_SIZE_IF_RE = re.compile(r"^\s*if\s+\[\[\s*\$\{?MODEL_SIZE,*\}?\s*==?\s*(\w+)\s*\]\]")
+MODEL_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?b)$")
 PERCENT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
 # Config-table header text (lower case) -> key.
@@ -112,6 +124,42 @@ class Config:
     cells: dict[str, str]
 
 
+@dataclass(frozen=True)
+class LaunchRelease:
+    """A container release launch.sh states: the release, its line and the line as written."""
+
+    release: str
+    line: int
+    text: str
+
+
+def launch_releases(text: str) -> list[tuple[LaunchRelease, tuple[str, bool] | None]]:
+    """Every release launch.sh states, with the model-size branch it sits in: (size, True) inside
+    "if [[ $MODEL_SIZE = size ]]", (size, False) in its else, None outside any."""
+    found: list[tuple[LaunchRelease, tuple[str, bool] | None]] = []
+    branch: tuple[str, bool] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if m := LAUNCH_SIZE_IF_RE.match(line):
+            branch = (m.group(1).lower(), True)
+        elif line.strip() == "else" and branch is not None:
+            branch = (branch[0], False)
+        elif line.strip() == "fi":
+            branch = None
+        elif m := next((m for r in LAUNCH_RELEASE_RES if (m := r.match(line))), None):
+            found.append((LaunchRelease(m.group(1), number, line.strip()), branch))
+    return found
+
+
+def launch_release(text: str, model: str) -> LaunchRelease | None:
+    """The one release launch.sh states for a model of this size (its first stating line); None when it states
+    none or several."""
+    size_match = MODEL_SIZE_RE.search(model.lower())
+    size = size_match.group(1) if size_match else None
+    applies = [release for release, branch in launch_releases(text)
+               if branch is None or (size is not None and (branch[0] == size) == branch[1])]
+    return applies[0] if len({r.release for r in applies}) == 1 else None
+
+
 @dataclass
 class Row(ParallelRow):
     line: int  # the title line of the figure table
@@ -147,6 +195,8 @@ class Row(ParallelRow):
     layers: int | None  # a Layers row of the table (a proxy run has fewer than the model)
     seq_from: str
     inferred: list[dict[str, str]] = field(default_factory=list)
+    release_from_launch: LaunchRelease | None = None  # the README names none; launch.sh at the same commit does
+    document_sha256: str | None = None  # of the README's bytes as read (publication.sha256)
 
 
     @property
@@ -436,7 +486,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
     peak_key = (gpu_type, "fp8" if precision == "fp8" else "bf16")
     out.rows.append(Row(
         line=line, title=title, model=model[0], training=model[1],
-        release=title_release.group(1) if title_release else (release or "unstated"), precision=precision,
+        release=title_release.group(1) if title_release else (release or UNSTATED), precision=precision,
         gpu_type=gpu_type, gpus=gpus, gbs=settings["gbs"], seq=seq, tp=tp, pp=pp, cp=cp, vp=settings["vp"],
         ep=settings["ep"], etp=settings.get("etp") or 1, mbs=settings["mbs"], fsdp=bool(fsdp),
         stated_ga=settings.get("ga"),
@@ -628,8 +678,12 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     if row.stated_dp is not None and row.stated_dp != row.dp:
         notes.append(f"DISCREPANCY: {row.layout_from} states DP {row.stated_dp}; {row.gpus} GPUs / (TP {row.tp} x PP "
                      f"{row.pp} x CP {row.cp}) = {row.dp}, which the layout records.")
-    if row.release == "unstated":
+    if row.release == UNSTATED:
         notes.append("The README names no container release: recorded as 'unstated'.")
+    if (launch := row.release_from_launch) is not None:
+        notes.append(f"The README names no container release; {_launch_url(document)} (line {launch.line}: "
+                     f"'{launch.text}'), the launch script of the same folder and commit, runs NeMo {launch.release}: "
+                     "recorded as the release.")
     if skipped:
         notes.append("Other columns of the same table were not imported: " + "; ".join(skipped) + ".")
     if row.training == "lora":
@@ -646,7 +700,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "author": {"name": AUTHOR, "url": AUTHOR_URL},
         "status": "reported",
         "stack": {"framework": f"nemo (NeMo {row.release} container)",
-                  "source": f"the README (NeMo {row.release} container)"},
+                  "source": (f"the README; the NeMo {row.release} container from launch.sh line "
+                             f"{row.release_from_launch.line} at the same commit" if row.release_from_launch
+                             else f"the README (NeMo {row.release} container)")},
         "workload": {"row_tokens": row.seq, "rows": "not stated by the publication", "global_batch": row.gbs,
                      "precision": PRECISIONS[row.precision], "training": row.training},
         "layout": {
@@ -659,7 +715,9 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "mtp_layers": None, "pipeline_layout": _placement(row, catalog),
         },
         "result": result,
-        "publication": {"url": document.url, "commit": document.commit, "release": row.release, "line": row.line,
+        "publication": {"url": document.url, "commit": document.commit,
+                        **({"sha256": row.document_sha256} if row.document_sha256 else {}),
+                        "release": row.release, "line": row.line,
                         "system": f"{row.gpus}x {row.gpu_type}", "superseded": superseded},
         "run": no_command_line(
             f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
@@ -672,12 +730,36 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     return recipe
 
 
+def _launch_url(document: Document) -> str:
+    """launch.sh of the README's folder at the README's commit (its blob URL on GitHub, else its name)."""
+    if document.repository is None or document.path is None or document.commit is None:
+        return LAUNCH_SCRIPT
+    folder = document.path.rsplit("/", 1)[0] + "/" if "/" in document.path else ""
+    return Document.github(document.repository, document.commit, folder + LAUNCH_SCRIPT).url
+
+
+def with_launch_releases(parsed: Parsed, launch_text: str) -> Parsed:
+    """The README's rows without a stated release take the one launch.sh states for their model size."""
+    for row in parsed.rows:
+        if row.release == UNSTATED and (launch := launch_release(launch_text, row.model)) is not None:
+            row.release, row.release_from_launch = launch.release, launch
+    return parsed
+
+
 class DgxcBenchmarking(Source):
     """A training README of NVIDIA/dgxc-benchmarking at one commit."""
 
     name = "dgxc-benchmarking"
 
     parse = staticmethod(parse)
+
+    def read(self, path: Path) -> Parsed:
+        parsed = self.parse(path.read_text(encoding="utf-8"))
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        for row in parsed.rows:
+            row.document_sha256 = digest
+        launch = path.parent / LAUNCH_SCRIPT
+        return with_launch_releases(parsed, launch.read_text(encoding="utf-8")) if launch.is_file() else parsed
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
         if gap := catalog_gap(catalog, row.model, row.gpu_type):

@@ -24,7 +24,7 @@ EP and GA columns and, from 25.07, "a (b)" cells (a second configuration, as Meg
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from generator import figures
@@ -110,6 +110,7 @@ class Row(ParallelRow):
     ep: int | None = None  # None: the table has no EP column
     ga: int | None = None  # None: the table has no GA column
     variant: str | None = None  # a row with "a (b)" cells: which configuration (its layout, for the file name)
+    bracketed: bool = False  # the second configuration of "a (b)" cells: the section's precision is not its own
     page: bool = False  # read from a stored rendering of a docs.nvidia.com page (the later releases)
 
     @property
@@ -291,8 +292,10 @@ def _page_row(out: Parsed, line: int, section: str, context: dict[str, str], val
         out.skips.append(Skip(line, "second configuration: only its figures are in parentheses, no stated setting "
                                     "differs, and what it changed is not in the stored copy; not imported"))
         configurations = [(None, configurations[0][1])]
-    for variant, cells in configurations:
+    for index, (variant, cells) in enumerate(configurations):
         got = _row(line, section, context, cells, variant, page=True)
+        if isinstance(got, Row) and index == 1:
+            got = replace(got, bracketed=True)
         if isinstance(got, Skip):
             if got not in out.skips:
                 out.skips.append(got)
@@ -384,6 +387,10 @@ def _inferred(row: Row) -> list[dict[str, str]]:
     if row.page and row.fsdp is None:
         out.append({"field": "layout.fsdp", "reason": f"the {row.container} table has no FSDP column: recorded as "
                     "off"})
+    if row.bracketed:
+        out.append({"field": "workload.precision", "reason": "the row's second configuration (its figures in "
+                    "parentheses) states no precision of its own: recorded as the section's, "
+                    f"{PRECISION_WORDS[row.precision]}"})
     return out
 
 
@@ -436,7 +443,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         },
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.container, "line": row.line,
-                        "system": row.system, "superseded": superseded},
+                        **_page_copy(row, document), "system": row.system, "superseded": superseded},
         "run": no_command_line(
             f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
             f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
@@ -462,6 +469,30 @@ def _precision_note(row: Row) -> str:
         return ("FP8 with per-tensor current scaling as the section states it (\"per-tensor FP8 quantization, "
                 "leveraging scaling factors computed in the current step\"): recorded as fp8-cs")
     return f"{row.precision} as the section states it"
+
+
+# The stored copies of the later releases' pages (tests/importer/data/nemo-docs-<release>.txt, listed with their
+# SHA-256 in nemo-docs-pages.md): each was stored from the docs' "latest" URL while it showed that release. A recipe
+# cites the release's own page (the --source-url: docs.nvidia.com keeps one tree per release, .../user-guide/<release>/,
+# as the stored 24.09 page shows) and names the copy read as read_from.
+STORED_PAGES = {
+    "25.02": ("https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/performance_summary.html",
+              "f73249094f5f67c57699007fa0368d9082a5a72a9613566a905ab123ea17896b"),
+    "25.04": ("https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/archive/25.04-performance-summary.html",
+              "ff27724b0a2a20b9dac52e1aab36529881d73b127c2b92aad6aa51f5a810ec59"),
+    "25.07": ("https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/performance-summary.html",
+              "ea83f21f3e817886f7536671a747cc9cfb75393291a4134c81a9179a3e00fdf5"),
+}
+
+
+def _page_copy(row: Row, document: Document) -> dict[str, Any]:
+    """publication.read_from of a later release's row cited at its versioned page: the stored copy read."""
+    if not row.page or row.container not in STORED_PAGES or document.url == STORED_PAGES[row.container][0]:
+        return {}
+    url, sha256 = STORED_PAGES[row.container]
+    return {"read_from": {"url": url, "commit": None, "sha256": sha256, "note": (
+        f"A stored text rendering of the page at the docs' 'latest' address while it showed the {row.container} "
+        f"container; its first 2,000 characters, committed as tests/importer/data/nemo-docs-{row.container}.txt")}}
 
 
 def _page_note(row: Row) -> str:

@@ -50,9 +50,14 @@ REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
 PATH = "assets/data/benchmarks/benchmarks_interactive.html"
 COMMIT = "924e4d0b88e065a9a5198d75b113da1cf3bd4473"
 SPACE_URL = "https://huggingface.co/spaces/nanotron/ultrascale-playbook"
-# The figure's original home: the playbook's Hugging Face Space, cited without a revision (the Space's history could
-# not be reached from here). The bytes read are a third party's GitHub copy of the Space (MIRROR, named as the copy).
-ORIGINAL = Document(f"{SPACE_URL}/blob/main/{PATH}", None)
+# The figure's original home: the playbook's Hugging Face Space at the revision whose file is the bytes read. The
+# Space's history (its git commits, Thomas Wolf's initial commit of 2024-06-18 on) is readable in a GitHub copy of it,
+# HISTORY_COPY: there the file's last change, Leandro von Werra's "yet-another-fix (#9)" of 2025-02-15, is a blob
+# with the SHA-256 of the copy read (MIRROR_SHA256). The bytes read are a third party's GitHub copy of the Space's
+# files (REPOSITORY, named as read_from).
+SPACE_REVISION = "67f1072bdf476f9d05ef5bb66358c1027ae7163e"
+HISTORY_COPY = "shivam-raval96/idyll-js"
+ORIGINAL = Document(f"{SPACE_URL}/blob/{SPACE_REVISION}/{PATH}", SPACE_REVISION)
 MIRROR_SHA256 = "22bcd7a43eb23aa3eab3523829eb86a995a34d58a4879051241cbf3ddc9f202b"
 # nanotron's sweep script (the architectures) and its FLOP count, at the commit read.
 NANOTRON_COMMIT = "2411b022a75fb7f7561a1bb4166706da5e1b76de"
@@ -742,9 +747,11 @@ def copy_read(document: Document) -> dict[str, Any]:
     if document.url != ORIGINAL.url:
         return {}
     mirror = Document.github(REPOSITORY, COMMIT, PATH)
-    return {"read_from": {"url": mirror.url, "commit": COMMIT, "note": f"A third party's GitHub copy of the Space's files "
-                     f"({REPOSITORY}, its first commit), read byte for byte (SHA-256 {MIRROR_SHA256}); the Space's own "
-                     "revision of the file could not be reached from here."}}
+    return {"read_from": {"url": mirror.url, "commit": COMMIT, "sha256": MIRROR_SHA256,
+                          "note": f"A third party's GitHub copy of the Space's files "
+                     f"({REPOSITORY}, its first commit), read byte for byte (SHA-256 {MIRROR_SHA256}); the Space's "
+                     f"revision {SPACE_REVISION[:7]} holds the same bytes, as the copy of the Space's history at "
+                     f"https://github.com/{HISTORY_COPY}/blob/{SPACE_REVISION}/{PATH} shows."}}
 
 
 def locator(row: Row, entries: int) -> str:

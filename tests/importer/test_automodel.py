@@ -13,12 +13,14 @@ import pytest
 from generator import figures
 from generator.importers import run_import
 from generator.importers.automodel import SOURCE, recomputed_tokens
+from generator.importers.base import Document
 from generator.registry import load_catalog, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = Path(__file__).resolve().parent / "sources" / "automodel-performance-summary-36044ad3.mdx"
 COMMIT = "36044ad3d139363fb6c73c24af2e7c6b65ec52f6"
 URL = f"https://github.com/NVIDIA-NeMo/Automodel/blob/{COMMIT}/docs/performance-summary.mdx"
+SOURCE_DOCUMENT = Document(URL, COMMIT)
 SKIPS = {16: "hybrid Mamba-2", 17: "hybrid Mamba-2", 18: "hybrid Mamba-2"}
 # Rows whose published Model TFLOP/s needs a stated convention: LoRA (frozen base) and GPT-OSS (AutoModel's count
 # of 2025-10-02 took the head dimension as hidden size / heads = 45). No discrepancy remains.
@@ -109,3 +111,20 @@ def test_check_holds_the_head_dimension_convention(tmp_path: Path) -> None:
     problems = check_registry(load_registry(tmp_path))
     assert [p.field for p in problems] == ["result.published_model_tflops_convention"]
     assert "head dimension 64" in problems[0].message
+
+
+def test_converted_gradient_accumulation_is_marked_inferred() -> None:
+    """Three rows state GA in local batches of LBS 8 rows, not in micro-batches of MBS 1 (lines 19-21, read by hand):
+    DeepSeek V3 on 1024 GPUs, GBS 8192, PP 4: DP 256, GA 4 -> 8192 / (1 x 256) = 32; on 256 GPUs, GBS 512, PP 4: DP 64,
+    GA 1 -> 8; Kimi K2 on 256 GPUs, GBS 512, PP 8: DP 32, GA 2 -> 16. Each recipe records the micro-batch count and
+    lists layout.gradient_accumulation as inferred; the rows whose GA needs no conversion list nothing of it."""
+    catalog = load_catalog(ROOT)
+    converted = {}
+    for row in SOURCE.read(DOC).rows:
+        recipe = SOURCE.build(row, catalog, SOURCE_DOCUMENT, [], [])
+        marks = [i["reason"] for i in recipe["inferred"] if i["field"] == "layout.gradient_accumulation"]
+        assert bool(marks) == (row.ga != recipe["layout"]["gradient_accumulation"]), row.line
+        if marks:
+            converted[row.line] = (row.ga, recipe["layout"]["gradient_accumulation"])
+            assert f"GA {row.ga} counts local batches of {row.lbs} rows" in marks[0]
+    assert converted == {19: (4, 32), 20: (1, 8), 21: (2, 16)}

@@ -184,3 +184,72 @@ def test_mutants_are_rows_or_located_skips(text: str) -> None:
     for row in p.rows:
         assert row.gpus % (row.tp * row.pp * row.cp) == 0 and row.gbs % (row.mbs * row.dp) == 0
         assert row.step_time > 0 and row.tokens_total > 0 and row.seq > 0
+
+
+# --- the container release from launch.sh ------------------------------------------------------------------------
+
+LAUNCHES = {  # copy -> (commit, path): blobs of NVIDIA/dgxc-benchmarking, their SHA-256 in SOURCES.md
+    DATA / "dgxc-741c886-llama3.1-launch.sh": ("741c886025a7665a1d690c05ff12ac29c1be7252", "llama3.1/launch.sh"),
+    DATA / "dgxc-741c886-ft_llama3-launch.sh": ("741c886025a7665a1d690c05ff12ac29c1be7252", "ft_llama3/launch.sh"),
+    DATA / "dgxc-8f5cbb3-nemotron-launch.sh": ("8f5cbb3799ea8cc031ed2c2cee1cbdbc15b240ad", "nemotron/launch.sh"),
+}
+
+
+def test_the_launch_script_copies_are_the_blobs_listed_in_sources() -> None:
+    sources = (DATA / "SOURCES.md").read_text(encoding="utf-8")
+    for path, (commit, blob) in LAUNCHES.items():
+        row = next(line for line in sources.splitlines() if line.startswith(f"| {path.name} |"))
+        assert f"/blob/{commit}/{blob}" in row and hashlib.sha256(path.read_bytes()).hexdigest() in row
+
+
+def test_the_release_a_launch_script_states_read_by_hand() -> None:
+    """741c886 llama3.1/launch.sh line 31 'export FW_VERSION=25.02.01'; ft_llama3/launch.sh line 38 'export
+    IMAGE=${RUN_CONF_IMAGE:-$STAGE_PATH/nvidia+nemo+24.12.sqsh}' (no FW_VERSION); 8f5cbb3 nemotron/launch.sh lines
+    41-46 'if [[ $MODEL_SIZE = 15b ]]; then FW_VERSION=24.12 (line 42) else # for 340b FW_VERSION=24.09 (line 45)'."""
+    text = {path.name.split("-", 2)[2]: path.read_text(encoding="utf-8") for path in LAUNCHES}
+    assert dgxc.launch_release(text["llama3.1-launch.sh"], "Llama-3.1-405B") == dgxc.LaunchRelease(
+        "25.02.01", 31, "export FW_VERSION=25.02.01")
+    got = dgxc.launch_release(text["ft_llama3-launch.sh"], "Llama-3-8B")
+    assert got is not None and (got.release, got.line) == ("24.12", 38)
+    assert dgxc.launch_release(text["nemotron-launch.sh"], "Nemotron-4-340B").release == "24.09"
+    assert dgxc.launch_release(text["nemotron-launch.sh"], "Nemotron-4-15B").release == "24.12"
+    # A model size the branch cannot place (no size in the name) meets both releases: none is chosen.
+    assert dgxc.launch_release(text["nemotron-launch.sh"], "Nemotron") is None
+    assert dgxc.launch_release("#!/bin/bash\necho no release here\n", "Llama-3.1-8B") is None
+
+
+def test_a_readme_read_beside_its_launch_script_records_the_release_and_cites_it(tmp_path: Path) -> None:
+    """741c886's llama3.1/README.md names no container; read alone its rows stay 'unstated', read beside the same
+    commit's llama3.1/launch.sh they take 25.02.01, and the recipe cites launch.sh at that commit and line."""
+    readme = DATA / "dgxc-741c886-llama3.1-README.md"
+    commit = LAUNCHES[DATA / "dgxc-741c886-llama3.1-launch.sh"][0]
+    alone = dgxc.SOURCE.read(readme)
+    assert alone.rows and {row.release for row in alone.rows} == {dgxc.UNSTATED}
+    folder = tmp_path / "llama3.1"
+    folder.mkdir()
+    (folder / "README.md").write_bytes(readme.read_bytes())
+    (folder / "launch.sh").write_bytes((DATA / "dgxc-741c886-llama3.1-launch.sh").read_bytes())
+    beside = dgxc.SOURCE.read(folder / "README.md")
+    assert len(beside.rows) == len(alone.rows) and {row.release for row in beside.rows} == {"25.02.01"}
+    assert all(row.document_sha256 == hashlib.sha256(readme.read_bytes()).hexdigest() for row in beside.rows)
+    recipe = dgxc.SOURCE.build(beside.rows[0], load_catalog(ROOT), Document.github(REPO, commit, "llama3.1/README.md"),
+                               [], [])
+    assert recipe["publication"]["release"] == "25.02.01"
+    launch_url = f"https://github.com/{REPO}/blob/{commit}/llama3.1/launch.sh"
+    assert f"{launch_url} (line 31: 'export FW_VERSION=25.02.01')" in recipe["notes"]
+    assert "launch.sh line 31" in recipe["stack"]["source"]
+
+
+def test_no_committed_dgx_cloud_recipe_leaves_a_release_unstated_that_launch_sh_states() -> None:
+    """Every README version that names no release takes the one its launch.sh states: 118 recipes (the 84 that read
+    'unstated' before held several README versions under that one release, each version superseding the last; with
+    each version's own release, 24.05 to 25.04.01, they are 108 recipes, and 10 more whose rows now match a release
+    another README states). Every recipe names the SHA-256 of the README bytes read."""
+    unstated, from_launch = [], 0
+    for path in (ROOT / "recipes").glob("*/*/dgxc-*.yaml"):
+        recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if recipe["publication"]["release"] == dgxc.UNSTATED:
+            unstated.append(path)
+        from_launch += "launch.sh" in recipe["stack"]["source"]
+        assert re.fullmatch(r"[0-9a-f]{64}", recipe["publication"].get("sha256") or ""), path
+    assert unstated == [] and from_launch == 118

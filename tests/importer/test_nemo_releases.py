@@ -19,7 +19,8 @@ from generator.registry import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests/importer/data"
-PAGES = "https://docs.nvidia.com/nemo-framework/user-guide/latest/performance"
+# Each release's own (versioned) page, the URL its recipes cite; the copies read are nemo.STORED_PAGES.
+PAGES = "https://docs.nvidia.com/nemo-framework/user-guide"
 NO_CARD = "has no catalog card"
 CUT = "the stored copy of the page ends inside this row"
 SECOND = "second configuration: only its figures are in parentheses"
@@ -34,12 +35,12 @@ class Release:
 
 
 RELEASES = {
-    "25.02": Release(f"{PAGES}/performance_summary.html", 8, (45, 58, 71, 110), (
+    "25.02": Release(f"{PAGES}/25.02/performance/performance_summary.html", 8, (45, 58, 71, 110), (
         (32, f"model GPT3-175B {NO_CARD}"), (84, f"model Nemotron-15B {NO_CARD}"),
         (97, f"model Nemotron-340B {NO_CARD}"), (123, f"model Mixtral-8x22B {NO_CARD}"))),
-    "25.04": Release(f"{PAGES}/archive/25.04-performance-summary.html", 6, (50, 64, 78), (
+    "25.04": Release(f"{PAGES}/25.04/performance/performance_summary.html", 6, (50, 64, 78), (
         (36, f"model GPT3-175B {NO_CARD}"), (92, f"model Nemotron-15B {NO_CARD}"), (106, CUT))),
-    "25.07": Release(f"{PAGES}/performance-summary.html", 5, (36, 50, 50, 64, 64), (
+    "25.07": Release(f"{PAGES}/25.07/performance/performance-summary.html", 5, (36, 50, 50, 64, 64), (
         (36, SECOND), (78, SECOND), (78, f"model LLAMA4-Scout-LLM {NO_CARD}"), (92, CUT))),
 }
 
@@ -206,3 +207,28 @@ def test_committed_recipes_are_the_import(release: str) -> None:
     assert len(report.unchanged) == len(RELEASES[release].rows)
     for path in report.unchanged:
         assert path.name.startswith(f"nemo-{release}-pretrain-")
+
+
+@pytest.mark.parametrize("release", sorted(RELEASES))
+def test_cited_at_the_release_page_with_the_copy_read_and_its_sha256(release: str) -> None:
+    """A row cites its release's versioned page ("/user-guide/25.07/", never "latest") and names the stored copy read
+    (the page's "latest" address) with the SHA-256 of the committed copy's bytes."""
+    recipe = record(release, RELEASES[release].rows[0])
+    pub = recipe["publication"]
+    assert f"/user-guide/{release}/" in pub["url"] and "/latest/" not in pub["url"]
+    copy_read = pub["read_from"]
+    assert "/user-guide/latest/" in copy_read["url"]
+    assert copy_read["sha256"] == hashlib.sha256(copy(release).read_bytes()).hexdigest()
+
+
+def test_a_bracketed_second_run_marks_its_precision_inferred() -> None:
+    """25.07, line 50 (LLAMA3-70B, 64 GPUs): '1 (0)' FSDP, '1 (2)' TP, '1 (4)' PP, '1 (2)' CP, '1 (5)' VP; 4066 (2605)
+    tokens/s. The section states FP8 with current scaling once, above the table; the run in parentheses states no
+    precision of its own, so its recipe records the section's (fp8-cs) and lists workload.precision as inferred. The
+    first configuration, the one the section's sentence describes as written, does not."""
+    second = record("25.07", 50, "tp2-pp4-cp2-vp5")
+    first = record("25.07", 50, "tp1-pp1-cp1-vp1-fsdp")
+    assert second["workload"]["precision"] == first["workload"]["precision"] == "fp8-cs"
+    marked = [i for i in second["inferred"] if i["field"] == "workload.precision"]
+    assert len(marked) == 1 and "parentheses" in marked[0]["reason"]
+    assert not [i for i in first["inferred"] if i["field"] == "workload.precision"]

@@ -188,12 +188,15 @@ def test_each_recipe_names_the_column_where_its_row_starts() -> None:
 
 
 def test_cited_at_its_original_home_with_the_copy_read_named() -> None:
-    """publication.url is the playbook's Space (no revision: its history is not reachable from here); read_from names
-    the GitHub copy at its commit, whose bytes are the committed document's (the SHA-256 in the .source.md)."""
+    """publication.url is the playbook's Space at revision 67f1072 (Leandro von Werra's "yet-another-fix (#9)",
+    2025-02-15, the file's last change in the copy of the Space's history, shivam-raval96/idyll-js: `git show
+    67f1072:assets/data/benchmarks/benchmarks_interactive.html | sha256sum` gives 22bcd7a4...); read_from names the
+    GitHub copy at its commit, whose bytes are the committed document's (the SHA-256 in the .source.md)."""
     recipe = pb.SOURCE.build(sweep().rows[0], catalog(), pb.ORIGINAL, [], [])
     pub = recipe["publication"]
-    assert pub["url"] == "https://huggingface.co/spaces/nanotron/ultrascale-playbook/blob/main/" + pb.PATH
-    assert pub["commit"] is None
+    assert pub["url"] == ("https://huggingface.co/spaces/nanotron/ultrascale-playbook/blob/"
+                          "67f1072bdf476f9d05ef5bb66358c1027ae7163e/" + pb.PATH)
+    assert pub["commit"] == "67f1072bdf476f9d05ef5bb66358c1027ae7163e" and "/blob/main/" not in pub["url"]
     assert pub["read_from"]["url"] == f"https://github.com/{pb.REPOSITORY}/blob/{pb.COMMIT}/{pb.PATH}"
     assert pb.MIRROR_SHA256 in pub["read_from"]["note"]
     assert hashlib.sha256(DOC.read_bytes()).hexdigest() == pb.MIRROR_SHA256

@@ -38,7 +38,7 @@ def test_recipe_page_and_csv_carry_comparable_mfu(tmp_path) -> None:  # noqa: AN
     assert [round(x, 4) for x in got] == [0.6423, 0.3431, 0.6861]
 
 
-DGXC = "llama-3.1-8b/h100/dgxc-unstated-pretrain-8gpu-bf16"
+DGXC = "llama-3.1-8b/h100/dgxc-25.02.01-pretrain-8gpu-bf16"  # its release read from launch.sh
 
 
 def test_a_published_mfu_is_shown_beside_ours_with_each_flop_count(tmp_path) -> None:  # noqa: ANN001

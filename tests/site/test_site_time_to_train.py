@@ -258,7 +258,8 @@ def test_new_gpu_and_model_pages_and_filters(committed, committed_pages) -> None
             assert price.startswith("none: ") and fmt.html_text(cat.gpus[gpu].unpriced) in price
         else:
             assert price.startswith("$")
-    assert "none: no dated on-demand price of an MI355X instance" in committed_pages["gpus/mi355x.md"].content
+    assert "none: no dated on-demand price of an MI350X instance" in committed_pages["gpus/mi350x.md"].content
+    assert "OCI BM.GPU.MI355X.8" in committed_pages["gpus/mi355x.md"].content
     assert "GPT-3-175B" in committed_pages[views.model_src(cat, "GPT-3-175B")].content
     listing = committed_pages["recipes.md"].content
     for value in (*NEW_GPUS, "GPT-3-175B"):
