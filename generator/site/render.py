@@ -27,7 +27,7 @@ from generator.load import LoadedRecipe
 from generator.models import Recipe
 from generator.problems import Problem
 from generator.registry import Registry
-from generator.site import direct, evidence_view, schema_doc, views
+from generator.site import direct, evidence_view, predicted, schema_doc, views
 from generator.site import failed as failed_view
 from generator.site import formatting as fmt
 from generator.site.direct import DirectHtml
@@ -356,6 +356,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
     pages: dict[str, Page] = {}
     models = _by(registry.recipes, lambda x: x.recipe.model)
     by_id = {x.id: x for x in registry.recipes}
+    advised = predicted.begin(run.memo.get, registry, run.inputs).result()
     index_rows = []
     for model, group in models.items():
         src = views.model_src(cat, model)
@@ -371,10 +372,13 @@ def _group_pages(run: _Render) -> dict[str, Page]:
         body = env.get_template("group.md.j2").render(
             heading=f"{model}", kind="model", facts=facts,
             best=views.best_layouts(run.rows(group, src), by="gpu_type"),
-            table=run.table(group, src, "or-group", show_model=False),
+            table={**run.table(group, src, "or-group", show_model=False), "plan_gpus": []},  # asked in "Plan a run"
             references=views.reference_rows(group, by_id, src), matrix=views.release_matrix(group, src),
             chart=_chart(group, registry, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
-            plan=_json_script(views.plan_rows(group, src)), frameworks=run.frameworks(group, src),
+            plan=_json_script(views.plan_rows(advised.family_recipes(model), src)), frameworks=run.frameworks(group, src),
+            predicted=advised.model_view(model, src), planner={
+                "families": advised.family_options(model, src), "gpus": run.plan_gpus(),
+                "predicted": _json_script(advised.planner(model, src))},
             all_query=urlencode({"model": model}),
             failed=failed_view.for_model(registry.root, model, group, src, run.state.failed))
         pages[src] = Page(_markdown(model, body, hide=DATA_PAGE), fmt.plain_title(model))
@@ -396,7 +400,7 @@ def _group_pages(run: _Render) -> dict[str, Page]:
             heading=f"{gpu_type}", kind="GPU", facts=facts, best=views.best_layouts(run.rows(group, src), by="model"),
             table=run.table(group, src, "or-group"), references=[],
             matrix=None, chart=_chart(group, registry, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
-            frameworks=[],
+            frameworks=[], predicted=advised.gpu_view(gpu_type, src),
             all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
         pages[src] = Page(_markdown(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type))
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
@@ -601,6 +605,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     env = state.environment(environment)
     inputs = _inputs_key(registry)
     by_id = {x.id: x for x in registry.recipes}
+    predicted.begin(memo.get, registry, inputs)  # the advisor's questions, answered while the recipe pages render
     keys: dict[str, tuple[str, ...]] = {}
     recipe_pages: dict[str, Page] = {}
     with_evidence: set[str] = set()
