@@ -181,6 +181,12 @@ def _compute_in_worker(questions: list[tuple[str, str, int]], gpus: list[str]) -
     return compute(_WORKER_REGISTRY, questions, gpus)
 
 
+def _cpus() -> int:
+    """The CPUs this process may run on (a container's share, not the host's count)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
 class Pending:
     """The questions being answered in worker processes (or here, where fork is not available)."""
 
@@ -190,7 +196,7 @@ class Pending:
         self._value: Predictions | None = None
         questions, gpus = all_questions(registry)
         # Spread by cost: each worker fits once (~6 s), then takes every n-th question.
-        workers = max(1, min(4, (os.cpu_count() or 1) - 1))
+        workers = max(1, min(4, _cpus() - 1))
         self._futures: list[Future[Computed]] = []
         self._executor: ProcessPoolExecutor | None = None
         if "fork" in multiprocessing.get_all_start_methods():
