@@ -8,9 +8,9 @@ from the committed validation output (benchmarks/results/advise_validate.json, w
 benchmarks/advise_validate.py). Every figure is the advisor's or the benchmark's: none is computed here.
 
 A model family is the catalog's dense cards of one architecture (advisor.architecture_key: Llama-3-70B and
-Llama-3.1-70B are one question). Per GPU type the family has recipes on, the questions are a few of the GPU counts
-its recipes ran at (COUNTS_PER_GPU: the smallest, the median and the largest), so every predicted layout stands
-beside measured ones of the same scale.
+Llama-3.1-70B are one question). Per GPU type the family has recipes on, the questions are the GPU counts its
+recipes ran at, so every predicted layout stands beside measured ones of the same scale: the pages show a few of them
+(COUNTS_PER_GPU: the smallest, the median and the largest), the run planner every one.
 
 The questions take ~40 s of one core for the committed registry (the advisor weighs every candidate layout), so
 `begin` answers them in worker processes (forked: they inherit the loaded registry) while the build renders the
@@ -168,7 +168,7 @@ def all_questions(registry: Registry) -> tuple[list[tuple[str, str, int]], list[
             counts.setdefault((family.key, loaded.recipe.gpu.type), set()).add(loaded.recipe.gpu.count)
     first = {f.key: f.models[0] for f in fams.values()}
     for (key, gpu), ns in counts.items():
-        out.update((first[key], gpu, n) for n in chosen_counts(ns))
+        out.update((first[key], gpu, n) for n in ns)  # the planner's: every count (the pages': chosen_counts of them)
     return sorted(out), sorted({x.recipe.gpu.type for x in registry.recipes})
 
 
@@ -243,12 +243,14 @@ class Predictions:
         members = set(family.models) if family else {model}
         return [x for x in self.registry.recipes if x.recipe.model in members]
 
-    def questions(self, model: str) -> list[tuple[str, int]]:
-        """(GPU type, count) of the model family's recipes: per GPU type, chosen_counts of its recipes' counts."""
+    def questions(self, model: str, every: bool = False) -> list[tuple[str, int]]:
+        """(GPU type, count) of the model family's recipes: per GPU type, chosen_counts of its recipes' counts (the
+        pages), or `every` count (the planner, which answers at the planned count or the nearest below it)."""
         counts: dict[str, set[int]] = {}
         for loaded in self.family_recipes(model):
             counts.setdefault(loaded.recipe.gpu.type, set()).add(loaded.recipe.gpu.count)
-        return [(gpu, n) for gpu in sorted(counts, key=str.lower) for n in chosen_counts(counts[gpu])]
+        pick = sorted if every else chosen_counts
+        return [(gpu, n) for gpu in sorted(counts, key=str.lower) for n in pick(counts[gpu])]
 
     def refusal(self, model: str) -> str | None:
         """Why the advisor answers nothing for this model (no card, not a dense card), in one line; else None."""
@@ -346,9 +348,9 @@ class Predictions:
                 else:
                     rows.append({"family": family.name, "href": href, **self._row(a, 0, page),
                                  "refusal": None, "ask": family.models[0]})
-        asked = sorted({m for f in {self.families[m] for m in models if m in self.families} for m in f.models})
+        # The error over every held-out model only: each model family's page states its own held-out figures.
         return {"kind": "gpu", "refusal": None, "gpu_refusal": refusal, "rows": rows, "refused": refused,
-                "error": self.error(asked), "methodology_href": _methodology(page)}
+                "error": self.error(()), "methodology_href": _methodology(page)}
 
     def planner(self, model: str, page: str) -> dict[str, Any]:
         """The run planner's predicted part for the model's family: per GPU type, per count, the TOP layouts (the
@@ -357,7 +359,7 @@ class Predictions:
         if family is None or self.refusal(model) is not None:
             return {"family": None, "refusal": self.refusal(model), "gpus": {}}
         gpus: dict[str, dict[str, Any]] = {}
-        for gpu, count in self.questions(model):
+        for gpu, count in self.questions(model, every=True):
             if self.gpu_refusal(gpu) is not None:
                 continue
             a = self.ask(family, gpu, count)

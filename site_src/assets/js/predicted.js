@@ -61,7 +61,7 @@ export function renderPredicted(box, plan, budget, cost, compactText) {
   table.setAttribute("data-or-plan-predicted-table", plan.gpu + " " + count);
   table.appendChild(cell("caption", "PREDICTED, not measured: " + data.family + " on " + count + " x " + plan.gpu +
     (count !== plan.count ? " (the nearest count at or below your " + plan.count + " the site predicts)" : "")));
-  var heads = ["Layout", "Peak memory per GPU, GB (range)", "Fits", "Tokens/s per GPU (range)"];
+  var heads = ["Layout", "Peak GB per GPU (range)", "Fits", "Tokens/s per GPU (range)"];
   if (budget) heads = heads.concat(["GPU-hours (range)", "Cost (range)", "Days (range)"]);
   heads.push("Nearest measured");
   var head = table.createTHead().insertRow();
