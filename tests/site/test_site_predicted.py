@@ -169,8 +169,8 @@ def test_a_refused_model_says_why_in_the_advisors_one_line(committed_site: Built
     refusal = proc.stderr.strip()
     assert "\n" not in refusal and refusal.startswith("catalog/models/mixtral-8x7b.yaml:")
     assert lines == [f"The layout advisor predicts nothing here: {refusal}"]
-    # The GPU page lists it among the models the advisor refuses, with the same line.
-    gpu = page(committed_site, "gpus/h100")
+    # The page of its GPU type (its recipes are on B200) lists it among the models the advisor refuses, same line.
+    gpu = page(committed_site, "gpus/b200")
     assert any(n.text().endswith(refusal) for n in gpu.all(lambda n: "data-or-predicted-refusal" in n.attrs))
 
 
