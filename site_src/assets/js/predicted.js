@@ -56,6 +56,10 @@ export function renderPredicted(box, plan, budget, cost, compactText) {
   var rows = byCount[String(count)];
   var wrap = document.createElement("div");
   wrap.className = "or-table-wrap";
+  // A keyboard can scroll it where it is wider than its box (axe-core: scrollable-region-focusable).
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", "Predicted layouts");
   var table = document.createElement("table");
   table.className = "or-predicted-table";
   table.setAttribute("data-or-plan-predicted-table", plan.gpu + " " + count);
