@@ -5,7 +5,8 @@
      table, compare        the recipe tables (sort, filters, "Show all", CSV); ticks and the compare view
      rowwindow             a long table's window of rows near the viewport
      prices                own prices, the budget, repricing, the run planner
-     rows                  a table's rows: sizes, placing and putting away, spacers, sort keys and column ranks
+     rows, predicted       a table's rows: sizes, placing and putting away, spacers, sort keys and column ranks; the
+                           run planner's predicted layouts and model family
      url, packed, dom, charts   leaves: URL state, packed rows, element making, the charts
 
    A module imports only modules of the layers below its own, so the modules never import each other in a circle
@@ -14,7 +15,7 @@
 
 const LAYERS = [
   ["url", "packed", "dom", "charts"],
-  ["rows"],
+  ["rows", "predicted"],
   ["prices"],
   ["rowwindow"],
   ["table", "compare"],

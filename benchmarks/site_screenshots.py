@@ -6,7 +6,8 @@ SITE_DIR is a built site (for example from the committed registry, as tests/site
 home, all recipes (also with a budget and a filter, and after "Show all" scrolled to its middle), the reference recipe
 (also at a price of one's own), a recipe with inferred values and one's comparable MFU rows, a model page
 (its top, its run planner for 64 H100 at $2.10 and 1T tokens, its charts), failed layouts, a GPU page and its
-scaling chart, the methodology and a compare
+scaling chart, the methodology, layouts nobody measured (a model family's, the run planner's, a GPU page's, a model
+the advisor refuses) and a compare
 view of three recipes (also one of three that are not like with like). For each
 shot it prints whether the page scrolls sideways (document wider than the window), the issue's phone promise.
 """
@@ -64,6 +65,13 @@ PAGES = {
     "model-frameworks-mlperf": "models/llama-2-70b/#frameworks-side-by-side",
     "compare-unlike": f"compare/?ids={REF_ID},mpt-30b/h100/foundry-bf16-s2048-32gpu-gbs1344,"
                       "mpt-30b/h100/foundry-bf16-s2048-16gpu-gbs480",
+    # Layouts nobody measured (the layout advisor's, PREDICTED): a model family's section, the run planner's question
+    # beside its answer and its predicted table after the measured recipes, a GPU page's section, a refused model.
+    "model-predicted": "models/llama-3.1-70b/#layouts-nobody-measured-predicted",
+    "model-plan-family": f"models/llama-3.1-70b/?{PLAN}#plan-a-run",
+    "model-plan-predicted": f"models/llama-3.1-70b/?{PLAN}",
+    "gpu-predicted": "gpus/h100/#layouts-nobody-measured-predicted",
+    "model-refused": "models/mixtral-8x7b/#layouts-nobody-measured-predicted",
 }
 # What a shot does on its page before it is taken (JavaScript, awaited).
 ACTIONS = {
@@ -80,6 +88,8 @@ ACTIONS = {
         for (let i = 0; i < 50 && document.querySelectorAll('[data-or-nearest]').length < 2; i++)
             await new Promise(r => setTimeout(r, 100));
     }""",
+    "model-plan-predicted": """() => {
+        document.querySelector('[data-or-planner-predicted]').scrollIntoView({block: 'start'}); window.scrollBy(0, -60); }""",
     "model-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
     "gpu-best": """() => { document.getElementById('or-best').scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }""",
     "model-failed": """() => {

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
 # What export_committed takes from HEAD: a registry, without the working tree others may be editing.
-REGISTRY_PARTS = ("recipes", "failed", "catalog", "schema")
+# And the advisor's validation figures, the measured error the site's predicted layouts state (generator/site/predicted.py).
+REGISTRY_PARTS = ("recipes", "failed", "catalog", "schema", "benchmarks/results/advise_validate.json")
 
 
 def export_committed(dest: Path) -> Path:

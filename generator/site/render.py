@@ -21,7 +21,7 @@ from markupsafe import Markup
 from generator.load import LoadedRecipe
 from generator.problems import Problem
 from generator.registry import Registry
-from generator.site import evidence_view, views
+from generator.site import evidence_view, predicted, views
 from generator.site import formatting as fmt
 from generator.site.page import Page, SiteRun
 from generator.site.pages import compare, downloads, gpu, home, methodology, model, recipe, recipes_index, schema
@@ -104,6 +104,7 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     its own that keeps nothing."""
     state = state if state is not None else ServeState()
     run = prepare(registry, state, problems)
+    predicted.begin(state.memo.get, registry, run.inputs)  # the advisor's questions, answered while the recipe pages render
     pages: dict[str, Page] = {"index.md": home.page(run), "recipes.md": recipes_index.page(run)}
     for loaded in registry.recipes:
         pages.update(recipe.files(run, loaded))

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from generator.load import LoadedRecipe
 from generator.site import formatting as fmt
-from generator.site import tables, views
+from generator.site import predicted, tables, views
 from generator.site.charts import chart
 from generator.site.page import DATA_PAGE, Page, SiteRun, as_direct, group_by, markdown_page
 
@@ -25,7 +25,7 @@ def _facts(run: SiteRun, gpu_type: str) -> list[tuple[str, str]]:
             ("On-demand price", views.gpu_price_text(cat, gpu_type))]
 
 
-def page(run: SiteRun, gpu_type: str, group: list[LoadedRecipe]) -> Page:
+def page(run: SiteRun, gpu_type: str, group: list[LoadedRecipe], advised: predicted.Predictions) -> Page:
     """gpus/<slug>.md: the recipes on this GPU type (`group`)."""
     src = views.gpu_src(gpu_type)
     # No cost chart: on one GPU type cost against speed is y = k/x by construction.
@@ -34,7 +34,7 @@ def page(run: SiteRun, gpu_type: str, group: list[LoadedRecipe]) -> Page:
         best=tables.best_layouts(tables.rows(run, group, src), by="model"),
         table=tables.table(run, group, src, "or-group"), references=[],
         matrix=None, chart=chart(group, run.figures, "chart-" + views.slug(gpu_type), src, cost=False), plan=None,
-        frameworks=[],
+        frameworks=[], predicted=advised.gpu_view(gpu_type, src),
         all_href=views.href(src, "recipes.md"), all_query=urlencode({"gpu_type": gpu_type}))
     return as_direct(Page(markdown_page(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type)))
 
@@ -43,9 +43,10 @@ def pages(run: SiteRun) -> dict[str, Page]:
     """Each GPU type's page, then their index (gpus/index.md)."""
     out: dict[str, Page] = {}
     index_rows = []
+    advised = predicted.begin(run.state.memo.get, run.registry, run.inputs).result()
     for gpu_type, group in group_by(run.registry.recipes, lambda x: x.recipe.gpu.type).items():
         src = views.gpu_src(gpu_type)
-        out[src] = page(run, gpu_type, group)
+        out[src] = page(run, gpu_type, group, advised)
         index_rows.append({"name": gpu_type, "href": views.href("gpus/index.md", src), "count": len(group)})
     out["gpus/index.md"] = as_direct(Page(markdown_page("GPUs", run.env.get_template("list.md.j2").render(
         heading="GPU types", items=index_rows)), "GPUs", in_nav=True))

@@ -14,7 +14,7 @@ from generator import figures
 from generator.frameworks import framework_name
 from generator.load import LoadedRecipe
 from generator.site import formatting as fmt
-from generator.site import tables, views
+from generator.site import predicted, tables, views
 from generator.site.charts import chart
 from generator.site.page import DATA_PAGE, Page, SiteRun, as_direct, group_by, json_script, markdown_page
 from generator.site.pages import failed_layouts
@@ -268,16 +268,19 @@ def _facts(run: SiteRun, model: str) -> list[tuple[str, str]]:
     return facts
 
 
-def page(run: SiteRun, model: str, group: list[LoadedRecipe]) -> Page:
-    """models/<slug>.md: the model's recipes (`group`)."""
+def page(run: SiteRun, model: str, group: list[LoadedRecipe], advised: predicted.Predictions) -> Page:
+    """models/<slug>.md: the model's recipes (`group`), and the advisor's predicted layouts for its family apart."""
     src = views.model_src(run.registry.catalog, model)
     body = run.env.get_template("group.md.j2").render(
         heading=f"{model}", kind="model", facts=_facts(run, model),
         best=tables.best_layouts(tables.rows(run, group, src), by="gpu_type"),
-        table=tables.table(run, group, src, "or-group", show_model=False),
+        table={**tables.table(run, group, src, "or-group", show_model=False), "plan_gpus": []},  # asked in "Plan a run"
         references=reference_rows(group, run.by_id, src), matrix=release_matrix(group, src),
         chart=chart(group, run.figures, "chart-" + views.slug(model), src), all_href=views.href(src, "recipes.md"),
-        plan=json_script(plan_rows(group, src)), frameworks=frameworks(run, group, src),
+        plan=json_script(plan_rows(advised.family_recipes(model), src)), frameworks=frameworks(run, group, src),
+        predicted=advised.model_view(model, src), planner={
+            "families": advised.family_options(model, src), "gpus": tables.plan_gpus(run),
+            "predicted": json_script(advised.planner(model, src))},
         all_query=urlencode({"model": model}),
         failed=failed_layouts.for_model(run.registry.root, model, group, src, run.state.failed))
     return as_direct(Page(markdown_page(model, body, hide=DATA_PAGE), fmt.plain_title(model)))
@@ -287,9 +290,10 @@ def pages(run: SiteRun) -> dict[str, Page]:
     """Each model's page, then their index (models/index.md)."""
     out: dict[str, Page] = {}
     index_rows = []
+    advised = predicted.begin(run.state.memo.get, run.registry, run.inputs).result()
     for model, group in group_by(run.registry.recipes, lambda x: x.recipe.model).items():
         src = views.model_src(run.registry.catalog, model)
-        out[src] = page(run, model, group)
+        out[src] = page(run, model, group, advised)
         index_rows.append({"name": model, "href": views.href("models/index.md", src), "count": len(group)})
     out["models/index.md"] = as_direct(Page(markdown_page("Models", run.env.get_template("list.md.j2").render(
         heading="Models", items=index_rows)), "Models", in_nav=True))

@@ -4,6 +4,7 @@
 import { csvCell, csvText, initCsv, initFilters, initRows, initScrollCues, initSimpleSort, initSort, tableCsv } from "./table.js";
 import { initCharts } from "./charts.js";
 import { initDecide, parseTokens } from "./prices.js";
+import { initPlanFamily } from "./predicted.js";
 import { initCompareView, initPicks } from "./compare.js";
 import { revealRow, shownRows } from "./rowwindow.js";
 
@@ -48,6 +49,7 @@ function init() {
   step("rows", initRows);
   step("filters", initFilters);
   step("decide", initDecide);
+  step("plan-family", initPlanFamily);
   step("sort", initSort);
   step("csv", initCsv);
   step("picks", initPicks);

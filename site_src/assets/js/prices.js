@@ -5,6 +5,7 @@ import { params, MAX_TOKENS, validPrice, validCount, setParams } from "./url.js"
 import { forgetPriced, isSpacer, warmKeys } from "./rows.js";
 import { cell } from "./dom.js";
 import { build, built, rowAttr } from "./packed.js";
+import { renderPredicted } from "./predicted.js";
 
 // Your own prices and a token budget. A price typed for a GPU type (kept in localStorage and the URL as
 // "p.<type>") reprices every recipe of that type on the page; a budget ("budget", e.g. 1T) adds GPU-hours, dollars
@@ -321,13 +322,18 @@ export function renderPlanner(root, plan, prices, budget) {
       try { rows = box.orPlan = JSON.parse(source.textContent); } catch (e) { return; }
     }
     box.textContent = "";
+    var price = prices[plan.gpu] !== undefined ? prices[plan.gpu] : planDefault(document, plan.gpu);
+    // The advisor's predicted layouts, in a box of their own after the measured recipes (predicted.js).
+    renderPredicted(box.parentNode.querySelector("[data-or-planner-predicted]"), plan, budget, function (tps, count) {
+      var hours = gpuHoursForTokens(budget, tps);
+      return { hours: hours, usd: price !== undefined ? trainingUsd(hours, price) : null, days: wallClockDays(hours, count) };
+    }, compact);
     if (!plan.gpu || !plan.count || !budget) {
       var empty = cell("p", "Choose a GPU type, a count and a token budget to plan a run.");
       empty.setAttribute("data-or-plan-empty", "");
       box.appendChild(empty);
       return;
     }
-    var price = prices[plan.gpu] !== undefined ? prices[plan.gpu] : planDefault(document, plan.gpu);
     var fits = rows.filter(function (r) { return r.gpu_type === plan.gpu && r.count <= plan.count; });
     var summary = compact(budget) + " tokens on " + plan.count + " x " + plan.gpu +
       (price !== undefined ? " at $" + CENTS.format(price) + " per GPU-hour" : " (no price: enter one)") + ": " +
