@@ -6,12 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+from generator.command import in_registry, positive_int
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -39,15 +34,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    from generator.registry import RootNotFound, working_root
+@in_registry("schema")
+def cmd_schema(args: argparse.Namespace, root: Path) -> int:
     from generator.schema import SCHEMAS, schema_path, schema_text, write_schemas
 
-    try:
-        root = working_root("schema")
-    except RootNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     if args.check:
         stale = [n for n in SCHEMAS
                  if not schema_path(root, n).exists() or schema_path(root, n).read_text() != schema_text(n)]
@@ -100,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="recipe files or folders (default: the whole registry)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--no-cache", action="store_true", help="ignore the content-hash cache")
-    p.add_argument("--jobs", type=_positive, default=None,
+    p.add_argument("--jobs", type=positive_int, default=None,
                    help="worker processes (default: one per core when 400 or more files need checking, else 1)")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("schema", help="write schema/*.schema.yaml from the models")

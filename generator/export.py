@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from generator.command import in_registry
 from generator.registry import atomic_write
 
 
@@ -22,15 +23,11 @@ def write_pages(out: Path, pages: dict) -> list[Path]:  # dict[str, generator.si
     return written
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    from generator.registry import RootNotFound, load_registry, working_root
+@in_registry("export")
+def cmd_export(args: argparse.Namespace, root: Path) -> int:
+    from generator.registry import load_registry
     from generator.site import render_site
 
-    try:
-        root = working_root("export")
-    except RootNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     registry = load_registry(root)
     problems = list(registry.problems)
     pages = render_site(registry, problems)

@@ -11,13 +11,15 @@ Conventions:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from generator.catalog import Architecture, AttentionKind, Catalog, Mamba, ModelCard
@@ -356,12 +358,39 @@ def agrees(stated: float, computed: float, figure: str | None = None, places: in
 
 # --- parameter count from an architecture ----------------------------------------------------------------
 
+_Figure = TypeVar("_Figure", int, float)
+# Each live architecture's remembered figures, by the object's id: an architecture (a frozen catalog entry) holds a
+# dict, so it cannot be a key itself; an entry goes when its architecture does (weakref.finalize), before its id can
+# be another's.
+_PER_ARCHITECTURE: dict[int, dict[tuple[Any, ...], Any]] = {}
+
+
+def _per_architecture(figure: Callable[..., _Figure]) -> Callable[..., _Figure]:
+    """Remembers a figure of an architecture for the same other arguments. A catalog architecture is frozen and
+    shared by all its model's recipes, and these figures walk every layer: check recounted them for each recipe
+    (a tenth of a cold check). Only plain arguments (numbers, text, None) follow the architecture."""
+
+    @functools.wraps(figure)
+    def remembered(arch: Architecture, *args: Any, **kwargs: Any) -> _Figure:
+        memo = _PER_ARCHITECTURE.get(id(arch))
+        if memo is None:
+            memo = _PER_ARCHITECTURE[id(arch)] = {}
+            weakref.finalize(arch, _PER_ARCHITECTURE.pop, id(arch), None)
+        key = (figure.__name__, args, tuple(sorted(kwargs.items())))
+        if key not in memo:
+            memo[key] = figure(arch, *args, **kwargs)
+        return memo[key]
+
+    return remembered
+
+
 
 def layer_kinds(arch: Architecture) -> list[str]:
     pattern = arch.layer_pattern
     return [pattern[i % len(pattern)] for i in range(arch.layers)]
 
 
+@_per_architecture
 def param_count(arch: Architecture, include_norms: bool, total: bool = False) -> int:
     """Embeddings plus every linear weight (plus norm gains when include_norms).
 
@@ -581,6 +610,7 @@ def _mla_params(arch: Architecture) -> int:
 # --- model FLOPs per token (Megatron's convention) -------------------------------------------------------
 
 
+@_per_architecture
 def model_flops_per_token(arch: Architecture, seq_len: int, mtp_layers: int | None = None,
                           sliding_windows: bool = True, gated_experts: bool | None = None,
                           head_dim: int | None = None, causal: bool = True,

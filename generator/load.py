@@ -294,12 +294,19 @@ class _Builder:
         self.positions[where] = (mark.line + 1, mark.column + 1)
         kind = type(node)
         if kind is yaml.ScalarNode:
+            if self._lines is None and node.tag == _STR_TAG:  # no properties in the file: text, as _scalar says
+                style = node.style
+                if style == '"':
+                    self.double_quoted = True
+                if style or node.value[:1] not in _CORE_NON_TEXT_START:
+                    return node.value
             return self._scalar(node, where)
         if len(where) >= MAX_DEPTH and node.value:  # its items would be deeper than the limit: at the first
             first = node.value[0][1] if kind is yaml.MappingNode else node.value[0]
             self._problem(first, where, f"nested deeper than {MAX_DEPTH} levels")
             raise _TooDeep
-        self._check_collection_properties(node, where)
+        if self._lines is not None or node.tag not in (_MAP_TAG, _SEQ_TAG):
+            self._check_collection_properties(node, where)
         if kind is yaml.MappingNode:
             return self._mapping(node, where)
         return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
@@ -316,16 +323,23 @@ class _Builder:
 
     def _mapping(self, node: yaml.MappingNode, where: FieldPath) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        no_properties = self._lines is None
         for key_node, value_node in node.value:
-            key = self._key(key_node, where)
-            if key is None:
-                continue
+            # The common key first: a text scalar in a file without tags or anchors, as _key would return it.
+            if no_properties and key_node.tag == _STR_TAG and (key_node.style or _text_to_both(key_node.value)):
+                key = key_node.value
+            else:
+                key = self._key(key_node, where)
+                if key is None:
+                    continue
+            at = (*where, key)
             if key in out:
-                first = self.key_positions[(*where, key)]
-                self._problem(key_node, (*where, key), f"duplicate key (first at line {first[0]})")
+                first = self.key_positions[at]
+                self._problem(key_node, at, f"duplicate key (first at line {first[0]})")
                 continue
-            self.key_positions[(*where, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            out[key] = self.build(value_node, (*where, key))
+            mark = key_node.start_mark
+            self.key_positions[at] = (mark.line + 1, mark.column + 1)
+            out[key] = self.build(value_node, at)
         return out
 
     def _key(self, key_node: yaml.Node, where: FieldPath) -> str | None:
@@ -366,6 +380,13 @@ class _Builder:
         if reading.unbuilt:
             self.unbuilt.add(where)
         return reading.value
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _text_to_both(text: str) -> bool:
+    """Whether a plain scalar that YAML 1.1 reads as text is text to the YAML 1.2 core schema too (a key's text
+    decides it alone; recipes repeat a few hundred keys)."""
+    return text[:1] not in _CORE_NON_TEXT_START or isinstance(_core_value(text), str)
 
 
 class _Reading(NamedTuple):

@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+from generator.command import in_registry
+
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 TEMPLATE = """\
@@ -95,14 +97,8 @@ def scaffold(root: Path, model_slug: str, gpu_slug: str, name: str) -> tuple[Pat
     return path, f"wrote {rel}; fill in the TODOs and measure it, then run python -m generator check {rel}"
 
 
-def cmd_new(args: argparse.Namespace) -> int:
-    from generator.registry import RootNotFound, working_root
-
-    try:
-        root = working_root("new")
-    except RootNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+@in_registry("new")
+def cmd_new(args: argparse.Namespace, root: Path) -> int:
     path, message = scaffold(root, args.model, args.gpu, args.name)
     print(message, file=sys.stdout if path else sys.stderr)
     return 0 if path else 1

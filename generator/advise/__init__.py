@@ -15,6 +15,9 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
+
+from generator.command import in_registry, positive_float, positive_int
 
 _COUNT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
@@ -31,31 +34,13 @@ def token_count(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
-    return value
-
-
-def cmd_advise(args: argparse.Namespace) -> int:
+@in_registry("advise")
+def cmd_advise(args: argparse.Namespace, root: Path) -> int:
     from generator.advise import report
     from generator.advise.advisor import Question, Refusal, answer, precheck
     from generator.advise.observations import load
-    from generator.registry import RootNotFound, load_catalog, working_root
+    from generator.registry import load_catalog
 
-    try:
-        root = working_root("advise")
-    except RootNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     if args.validate:
         from generator.advise.validate import eligible_models, validate
 
@@ -100,19 +85,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                       "(--validate: the advisor's accuracy on the registry)")
     p.add_argument("model", nargs="?", help="model card name or slug (e.g. Llama-3.1-70B, llama-3.1-70b)")
     p.add_argument("--gpu", help="GPU type, a key of catalog/gpus.yaml (e.g. H100)")
-    p.add_argument("--gpus", type=_positive_int, help="GPU count")
-    p.add_argument("--seq", type=_positive_int, help="sequence length in tokens (default: the model's most common "
+    p.add_argument("--gpus", type=positive_int, help="GPU count")
+    p.add_argument("--seq", type=positive_int, help="sequence length in tokens (default: the model's most common "
                                                      "in the registry, else 4096)")
     p.add_argument("--precision", default="bf16", choices=[v.value for v in Precision])
     p.add_argument("--training", default="pre-training", choices=[v.value for v in Training])
     p.add_argument("--tokens", type=token_count, help="tokens to train (15T, 300B, 1e12): GPU-hours, days and cost")
-    p.add_argument("--price", type=_positive_float, help="USD per GPU-hour (default: the GPU's instance in "
+    p.add_argument("--price", type=positive_float, help="USD per GPU-hour (default: the GPU's instance in "
                                                          "catalog/instances.yaml)")
-    p.add_argument("--global-batch", type=_positive_int, help="rows per step (default: the median step of the "
+    p.add_argument("--global-batch", type=positive_int, help="rows per step (default: the median step of the "
                                                               "model family's rows)")
     p.add_argument("--framework", choices=FAMILIES, help="framework family whose compute efficiency to use "
                                                          "(default: the one with most rows)")
-    p.add_argument("--top", type=_positive_int, default=10, help="layouts to list (default 10)")
+    p.add_argument("--top", type=positive_int, default=10, help="layouts to list (default 10)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--validate", action="store_true", help="leave-one-model-out accuracy on the registry")
     p.add_argument("--hold-out-model", help="with --validate: only this model's fold")

@@ -78,6 +78,11 @@ METRICS = (("oom_accuracy", "fit/OOM accuracy", ">="), ("memory_mape", "peak mem
            ("rank_spearman", "rank correlation in a group (median)", ">="))
 
 
+# Whether a goal is met, as the terminal's table says it (a miss stands out) and as the methodology page's does.
+_MET_TEXT = {True: "yes", False: "NO", None: "-"}
+_MET_MARKDOWN = {True: "yes", False: "no", None: "-"}
+
+
 def _fmt(name: str, value: object) -> str:
     if value is None:
         return "-"
@@ -162,27 +167,39 @@ def _tokens_miss_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _goal_rows(result: dict[str, object]) -> list[tuple[str, str, str, str, int, bool | None]]:
+    """Each goal of a validation, as both tables show it: (label, sense, target, result, rows or groups, met)."""
+    out = []
+    for name, label, sense in METRICS:
+        metric = result[name]
+        assert isinstance(metric, dict)
+        out.append((label, sense, _fmt(name, GOALS[name]), _fmt(name, metric["value"]), metric["n"], metric["met"]))
+    return out
+
+
+def _model_cells(result: dict[str, object], model: str) -> list[str]:
+    """A held-out model's result on each goal, in METRICS' order."""
+    cells = []
+    for name, _, _ in METRICS:
+        metric = result[name]
+        assert isinstance(metric, dict)
+        cells.append(_fmt(name, metric["by_model"].get(model)))
+    return cells
+
+
 def validation_text(result: dict[str, object]) -> str:
     rows = result["rows"]
     assert isinstance(rows, list)
     lines = ["The layout advisor, leave one model out (fitted without the model, predicting its rows). PREDICTED "
              "figures against what the registry states.", ""]
     lines.append(f"{'goal':<40} {'target':>8} {'result':>8}  {'n':>5}  met")
-    for name, label, sense in METRICS:
-        metric = result[name]
-        assert isinstance(metric, dict)
-        met = {True: "yes", False: "NO", None: "-"}[metric["met"]]
-        lines.append(f"{label:<40} {sense + ' ' + _fmt(name, GOALS[name]):>8} {_fmt(name, metric['value']):>8}  "
-                     f"{metric['n']:>5}  {met}")
+    for label, sense, target, value, n, met in _goal_rows(result):
+        lines.append(f"{label:<40} {sense + ' ' + target:>8} {value:>8}  {n:>5}  {_MET_TEXT[met]}")
     models = sorted({r["model"] for r in rows})
     lines += ["", f"{'held-out model':<28} {'rows':>5} {'fit/OOM':>8} {'memory':>8} {'tokens/s':>9} {'rank':>6}"]
     counts = Counter(r["model"] for r in rows)
     for model in models:
-        cells = []
-        for name, _, _ in METRICS:
-            metric = result[name]
-            assert isinstance(metric, dict)
-            cells.append(_fmt(name, metric["by_model"].get(model)))
+        cells = _model_cells(result, model)
         lines.append(f"{model:<28} {counts[model]:>5} {cells[0]:>8} {cells[1]:>8} {cells[2]:>9} {cells[3]:>6}")
     misses = [r for r in rows if r["misses"]]
     kinds: dict[str, Counter[str]] = {}
@@ -203,21 +220,12 @@ def validation_markdown(result: dict[str, object]) -> str:
     rows = result["rows"]
     assert isinstance(rows, list)
     lines = ["| Goal (leave one model out) | Target | Result | Rows or groups | Met |", "| --- | --- | --- | --- | --- |"]
-    for name, label, sense in METRICS:
-        metric = result[name]
-        assert isinstance(metric, dict)
-        met = {True: "yes", False: "no", None: "-"}[metric["met"]]
-        lines.append(f"| {label} | {sense} {_fmt(name, GOALS[name])} | {_fmt(name, metric['value'])} | "
-                     f"{metric['n']:,} | {met} |")
+    for label, sense, target, value, n, met in _goal_rows(result):
+        lines.append(f"| {label} | {sense} {target} | {value} | {n:,} | {_MET_MARKDOWN[met]} |")
     lines += ["", "| Held-out model | Rows | Fit/OOM | Memory | Tokens/s | Rank |", "| --- | --- | --- | --- | --- | --- |"]
     counts = Counter(r["model"] for r in rows)
     for model in sorted(counts):
-        cells = []
-        for name, _, _ in METRICS:
-            metric = result[name]
-            assert isinstance(metric, dict)
-            cells.append(_fmt(name, metric["by_model"].get(model)))
-        lines.append(f"| {model} | {counts[model]:,} | " + " | ".join(cells) + " |")
+        lines.append(f"| {model} | {counts[model]:,} | " + " | ".join(_model_cells(result, model)) + " |")
     lines += ["", "| Tokens/s, by framework | Rows | Median error | Over the goal | Predicted too fast | Predicted too slow |",
               "| --- | --- | --- | --- | --- | --- |"]
     for f in tokens_by_framework(rows):

@@ -199,6 +199,12 @@ def field_after(text: str, label: str) -> str | None:
     return (text[start:] if end < 0 else text[start:end]).strip()
 
 
+def number_after(text: str, label: str) -> float | None:
+    """The number after `label` (field_after): NaN where what stands there is no number, None where `label` is absent."""
+    found = field_after(text, label)
+    return float_or_nan(found) if found is not None else None
+
+
 class LogParser:
     name = ""
     label = ""
@@ -252,6 +258,13 @@ class LogParser:
         """What the run states about its workload (ParsedLog.global_batch, seq_length, world_size, model_params)."""
         setattr(self.log, attribute, value)
         self.log.stated_at[attribute] = number
+
+    def _state_count_after(self, text: str, label: str, attribute: str, number: int) -> None:
+        """A count the step line states after `label` (field_after), as _state's `attribute`, where it is a whole
+        number (a step line that omits or garbles it states nothing)."""
+        found = field_after(text, label)
+        if found is not None and found.isdigit():
+            self._state(attribute, int(found), number)
 
     def cut(self, line: str, number: int) -> bool:
         """A line without its line end (a file's last line: the log was copied while the run wrote it, or truncated)

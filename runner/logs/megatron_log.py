@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-from runner.logs.base import LogParser, Step, field_after, float_or_nan
+from runner.logs.base import LogParser, Step, field_after, float_or_nan, number_after
 
 _ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+|infinity)\s*\|")
 # The argument dump at the start (``_print_args``: "  seq_length ...... 4096") and the theoretical-memory report.
@@ -71,13 +71,9 @@ class MegatronParser(LogParser):
         if ms is None:
             return []
         time_s = float_or_nan(ms) / 1000.0
-        loss_text = field_after(rest, "| lm loss:")
-        loss = float_or_nan(loss_text) if loss_text is not None else None
-        norm_text = field_after(rest, "| grad norm:")
-        grad_norm = float_or_nan(norm_text) if norm_text is not None else None
-        gb = field_after(rest, "| global batch size:")
-        if gb is not None and gb.isdigit():
-            self._state("global_batch", int(gb), number)
+        loss = number_after(rest, "| lm loss:")
+        grad_norm = number_after(rest, "| grad norm:")
+        self._state_count_after(rest, "| global batch size:", "global_batch", number)
         self._order(iteration, number)
         self._printed[iteration] = (time_s, loss, grad_norm, number)
         # Live progress only: the steps since the previous line (finish() places them once the interval is known).

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from runner.logs.base import LogParser, Step, field_after, float_or_nan
+from runner.logs.base import LogParser, Step, field_after, float_or_nan, number_after
 
 _ITERATION = re.compile(r"Training epoch \d+, iteration (\d+)/(\d+)")
 
@@ -43,15 +43,10 @@ class NemoParser(LogParser):
         self.log.total_steps = int(m.group(2)) + 1
         time_text = field_after(rest, "| train_step_timing in s:")
         time_s = float_or_nan(time_text) if time_text is not None else float("nan")
-        loss_text = field_after(rest, "| reduced_train_loss:")
-        loss = float_or_nan(loss_text) if loss_text is not None else None
-        rate_text = field_after(rest, "| tokens_per_sec_per_gpu:")
-        rate = float_or_nan(rate_text) if rate_text is not None else None
-        norm_text = field_after(rest, "| grad_norm:")
-        grad_norm = float_or_nan(norm_text) if norm_text is not None else None
-        gb = field_after(rest, "| global_batch_size:")
-        if gb is not None and gb.isdigit():
-            self._state("global_batch", int(gb), number)
+        loss = number_after(rest, "| reduced_train_loss:")
+        rate = number_after(rest, "| tokens_per_sec_per_gpu:")
+        grad_norm = number_after(rest, "| grad_norm:")
+        self._state_count_after(rest, "| global_batch_size:", "global_batch", number)
         self._order(step, number)
         record = Step(step, time_s, loss, None, number, rate=rate, grad_norm=grad_norm)
         self._add(record)
