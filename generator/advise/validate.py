@@ -32,6 +32,7 @@ MIN_MODEL_ROWS = 20
 MIN_GROUP = 3
 # The goals.
 GOALS = {"oom_accuracy": 0.92, "memory_mape": 0.10, "tokens_mape": 0.12, "rank_spearman": 0.80}
+TOKENS_MISS = "tokens/s off by"  # how a row's misses name the tokens/s goal (report.py counts them by this)
 LOWER_IS_BETTER = {"memory_mape", "tokens_mape"}
 
 
@@ -64,7 +65,7 @@ class Held:
         if self.memory_error is not None and self.memory_error > GOALS["memory_mape"]:
             out.append(f"memory off by {self.memory_error:.0%}")
         if self.tokens_error is not None and self.tokens_error > GOALS["tokens_mape"]:
-            out.append(f"tokens/s off by {self.tokens_error:.0%}")
+            out.append(f"{TOKENS_MISS} {self.tokens_error:.0%}")
         return out
 
     def as_dict(self) -> dict[str, object]:
