@@ -405,7 +405,7 @@ def _unplaced(text: str, folders: list[tuple[re.Pattern[str], str]]) -> str:
 
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     from runner import environment
-    from runner.measure import undated
+    from runner.measure import RunContext, evidence_record, undated
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
@@ -457,9 +457,9 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
              "peak_memory": fields.get("peak_memory"),
              "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
-    data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
-                          measured.command, env, diffs, [_unplaced(line, folders) for line in measured.log_tail],
-                          _existing_evidence(target), extra)
+    context = RunContext(target.recipe_id, measured.source, measured.command, written | {"measured": m.measured}, env,
+                         diffs, [_unplaced(line, folders) for line in measured.log_tail], extra)
+    data = evidence.build(target.recipe, evidence_record(m, context), _existing_evidence(target))
     report = {
         "recipe": target.recipe_id,
         "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,
