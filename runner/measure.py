@@ -158,7 +158,7 @@ def run_figures(
         warnings.append(f"{log.name}: no line of the window [{window[0]}, {window[1]}] prints a loss: nothing in the "
                         "log shows the run trained (every iteration skipped, or a pipeline stage that computes none)")
     times = [by_step[i].time_s if i in by_step else 0.0 for i in range(window[1] + 1)]
-    expected = figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens)  # one step's tokens
+    expected = figures.step_tokens(wl.global_batch, wl.row_tokens)
     odd = [i for i in range(window[0], window[1] + 1) if by_step[i].tokens not in (None, expected)]
     if odd:
         s = by_step[odd[0]]

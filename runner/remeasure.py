@@ -242,29 +242,18 @@ PROVISIONAL_MARK = "# provisional: being measured by `python -m runner remeasure
 
 
 def measure_runs(target: Target, out: TextIO) -> Measured:
-    from runner.launch import Interrupted, RunFailed
-    from runner.launchers import measure, slurm
-    from runner.launchers.rendezvous import RendezvousError
+    from runner.launchers import measure
+    from runner.launchers.refusals import LaunchRefused
     from runner.logs import LogError
 
     try:
         with _provisional(target):
             return measure(target, out)
-    except slurm.PreflightRefused as exc:
-        raise Stop(Outcome.PREFLIGHT, str(exc)) from None
-    except (slurm.JobFailed, slurm.SlurmError) as exc:
-        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
-    except slurm.JobInterrupted as exc:
-        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
-    except RendezvousError as exc:
-        raise Stop(Outcome.USAGE, str(exc)) from None
+    except LaunchRefused as exc:
+        raise Stop(exc.outcome, str(exc)) from None
     except LogError as exc:
         message = str(exc)
         raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}; nothing written") from None
-    except RunFailed as exc:
-        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
-    except Interrupted as exc:
-        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
 
 
 # --- step 3: the decision -------------------------------------------------------------------------------------
