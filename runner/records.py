@@ -87,6 +87,7 @@ class Target:
     text: str  # the written file's text now, with "\n" line ends (for --as-new: the new recipe's)
     newline: str  # the line end it is written back with
     old_bytes: bytes | None  # the file's bytes as read (None: --as-new, no file yet)
+    document: Any  # `text` parsed by the round-trip parser (runner/yaml_edit.py), once: the write splices from it
     gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log and --launcher slurm)
     fmt: str | None  # the log format of the recipe's framework
     runs: int

@@ -42,22 +42,31 @@ __all__ = ["GPU_HOURS_NOTE", "Measured", "Options", "Outcome", "Shown", "Stop", 
 # --- step 1: the target ---------------------------------------------------------------------------------------
 
 
-def _registry_root(options: Options) -> Path:
-    """The registry the recipe belongs to; refused when it lies in none (no lock or file is made anywhere then)."""
-    if options.root is not None:
-        root = options.root.absolute()
+def registry_root(recipe: Path, given: Path | None = None) -> Path:
+    """The registry the recipe belongs to (`given`: --root); refused when it lies in none (no lock or file is made
+    anywhere then). `convergence --write` sets up through it too."""
+    if given is not None:
+        root = given.absolute()
         if not is_root(root):
-            raise Stop(Outcome.USAGE, f"--root {options.root}: not a registry (no catalog/ and recipes/ there)")
+            raise Stop(Outcome.USAGE, f"--root {given}: not a registry (no catalog/ and recipes/ there)")
     else:
         try:
-            root = find_root(options.recipe)
+            root = find_root(recipe)
         except RootNotFound as exc:
-            raise Stop(Outcome.USAGE, f"{options.recipe} is outside any registry: {exc}") from None
+            raise Stop(Outcome.USAGE, f"{recipe} is outside any registry: {exc}") from None
     try:
-        commit.refuse_outside(options.recipe.absolute(), root)
+        commit.refuse_outside(recipe.absolute(), root)
     except commit.WriteRefused as exc:
         raise Stop(Outcome.USAGE, str(exc)) from None
     return root
+
+
+def loaded_recipe(recipe: Path, root: Path) -> LoadedRecipe:
+    """The recipe loaded inside its registry; refused with every problem located."""
+    try:
+        return load_recipe(recipe, display_path(recipe, root), root / RECIPES_DIR)
+    except InputError as exc:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
 
 
 def _gpus_from_env(value: str) -> Any:
@@ -123,16 +132,17 @@ def _as_new(target: Target, gpus: Any) -> Target:
     if os.path.lexists(path) and not _is_provisional(path):
         raise Stop(Outcome.USAGE, f"--as-new: {path} exists already; choose another NAME")
     try:
-        text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path)
+        text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path,
+                                     doc=target.document)
+        written = yaml_edit.load_rt(text)  # what the new file says: its run launches the new file
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"--as-new: {exc}") from None
     spec = catalog.gpus[new_type]
     gpu = loaded.recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb,
-                                               "instance": yaml_edit.instance_of(text)})
-    written = yaml_edit.load_rt(text)  # what the new file says: its run launches the new file
+                                               "instance": yaml_edit.instance_of(written)})
     recipe = loaded.recipe.model_copy(update={"gpu": gpu, "status": Status.measured, "run": str(written["run"]),
                                               "notes": None if written.get("notes") is None else str(written["notes"])})
-    target.recipe, target.path, target.text, target.old_bytes = recipe, path, text, None
+    target.recipe, target.path, target.text, target.old_bytes, target.document = recipe, path, text, None, written
     target.recipe_id = recipe_id(path, target.root / RECIPES_DIR)
     return target
 
@@ -178,7 +188,7 @@ def find_target(options: Options) -> Target:
 
     if options.as_new is not None:
         _as_new_name(options.as_new)  # before anything: "" or a path is refused, never taken as "no --as-new"
-    root = _registry_root(options)
+    root = registry_root(options.recipe, options.root)
     if not options.as_new:  # the recipe itself is written: refuse what a rename would damage, before measuring
         try:
             commit.refuse_unwritable(options.recipe, "recipe")
@@ -186,10 +196,7 @@ def find_target(options: Options) -> Target:
             commit.refuse_folder(options.recipe.parent)
         except commit.WriteRefused as exc:
             raise Stop(Outcome.WRITE, str(exc)) from None
-    try:
-        loaded = load_recipe(options.recipe, display_path(options.recipe, root), root / RECIPES_DIR)
-    except InputError as exc:
-        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
+    loaded = loaded_recipe(options.recipe, root)
     catalog = load_catalog(root)
     if catalog.problems:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in catalog.problems))
@@ -207,13 +214,13 @@ def find_target(options: Options) -> Target:
     raw = options.recipe.read_bytes()
     try:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
-        yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused before measuring
+        document = yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused now
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{options.recipe}: {exc}") from None
     nodes = _nodes(options, loaded.recipe)
     gpus = None if options.from_log else _preflight(options, loaded, catalog)
     target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,
-                    newline, raw, gpus, format_for(loaded.recipe.stack.framework), runs, nodes)
+                    newline, raw, document, gpus, format_for(loaded.recipe.stack.framework), runs, nodes)
     return _as_new(target, gpus) if options.as_new else target
 
 
@@ -438,7 +445,7 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     elif target.recipe.result.partial is not None:  # a complete run replaces the partial one
         changes[("result", "partial")] = "null"
     try:
-        new_text = splice(target.text, changes)
+        new_text = splice(target.text, changes, target.document)
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{target.display}: {exc}") from None
     if fields.get("peak_memory") is None and target.recipe.result.peak_memory is not None:  # the old was other runs'

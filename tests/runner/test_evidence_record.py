@@ -89,3 +89,36 @@ def test_an_interval_line_is_recorded_once_with_its_first_step() -> None:
     assert all(line.first is not None and line.step - line.first == 19 for line in lines)
     assert len(lines) == len({s.span for s in log.steps})
     assert "first" in lines[0].as_json() and "first" not in evidence.StepLine(0, 1.0, None, None, 1).as_json()
+
+
+def test_remeasure_parses_the_recipe_once_and_splices_from_that_parse(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One `remeasure --from-log --dry-run` of the torchtitan 1B recipe with a committed H100 run of it (its figures
+    differ from the recipe's): the round-trip parser reads the recipe's text once (find_target); the splice reads only
+    its own output and the new values (one parse each)."""
+    import io
+    import shutil
+
+    from runner import yaml_edit
+    from runner.remeasure import Options, remeasure
+
+    shutil.copytree(ROOT / "catalog", tmp_path / "catalog")
+    shutil.copytree(ROOT / "recipes/llama-3.2-1b/h200", tmp_path / "recipes/llama-3.2-1b/h200")
+    recipe = tmp_path / "recipes/llama-3.2-1b/h200/torchtitan-4k.yaml"
+    log = tmp_path / "torchtitan-1b.run1.log"
+    log.write_bytes(gzip.decompress((ROOT / "benchmarks/results/h100-2026-12-06/call2/work/torchtitan-1b.run1.log.gz")
+                                    .read_bytes()))
+    parsed: list[str] = []
+    load_rt = yaml_edit.load_rt
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return load_rt(text)
+
+    monkeypatch.setattr(yaml_edit, "load_rt", counted)
+    options = Options(recipe=recipe, from_log=[log], dry_run=True, accept_change=True, root=tmp_path)
+    _, report = remeasure(options, io.StringIO())
+    assert report is not None and report["wrote"] is False  # the figures made and spliced (check may refuse them)
+    text = recipe.read_text(encoding="utf-8")
+    assert parsed.count(text) == 1 and parsed[0] == text
+    assert len(parsed) == 3, [t[:40] for t in parsed]  # the recipe, the spliced text (another), the new values
