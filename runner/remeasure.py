@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from generator import evidence, figures
 from generator.catalog import Catalog
-from generator.load import LoadedRecipe, load_recipe, recipe_id
+from generator.load import LoadedRecipe, load_recipe, read_yaml_bytes, recipe_id
 from generator.models import Recipe, Status
 from generator.problems import InputError
 from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root, load_catalog
@@ -61,10 +61,19 @@ def registry_root(recipe: Path, given: Path | None = None) -> Path:
     return root
 
 
-def loaded_recipe(recipe: Path, root: Path) -> LoadedRecipe:
-    """The recipe loaded inside its registry; refused with every problem located."""
+def loaded_recipe(recipe: Path, root: Path, raw: bytes | None = None) -> LoadedRecipe:
+    """The recipe loaded inside its registry (`raw`: its bytes, read by the caller); refused with every problem
+    located."""
     try:
-        return load_recipe(recipe, display_path(recipe, root), root / RECIPES_DIR)
+        return load_recipe(recipe, display_path(recipe, root), root / RECIPES_DIR, raw)
+    except InputError as exc:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
+
+
+def _recipe_bytes(recipe: Path, root: Path) -> bytes:
+    """The recipe file's bytes, read once for the whole pipeline (the loader's checks: a regular file, its size)."""
+    try:
+        return read_yaml_bytes(recipe, display_path(recipe, root))
     except InputError as exc:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
 
@@ -196,7 +205,8 @@ def find_target(options: Options) -> Target:
             commit.refuse_folder(options.recipe.parent)
         except commit.WriteRefused as exc:
             raise Stop(Outcome.WRITE, str(exc)) from None
-    loaded = loaded_recipe(options.recipe, root)
+    raw = _recipe_bytes(options.recipe, root)
+    loaded = loaded_recipe(options.recipe, root, raw)
     catalog = load_catalog(root)
     if catalog.problems:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in catalog.problems))
@@ -211,7 +221,6 @@ def find_target(options: Options) -> Target:
     if loaded.recipe.status is Status.reported and not options.as_new:
         raise Stop(Outcome.PREFLIGHT, f"{options.recipe} is a reported recipe: its figures are a publication's, not a "
                    "measurement to overwrite. Pass --as-new NAME to write a measured recipe beside it from your run.")
-    raw = options.recipe.read_bytes()
     try:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
         document = yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused now
