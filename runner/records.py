@@ -5,7 +5,6 @@ write) and the launchers (runner/launchers): what was asked (Options), what is m
 from __future__ import annotations
 
 import datetime as dt
-import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,20 +13,7 @@ from generator.catalog import Catalog
 from generator.load import LoadedRecipe
 from generator.models import Recipe
 from generator.registry import display_path
-
-
-class Outcome(enum.Enum):
-    OK = "ok"
-    USAGE = "usage"
-    PREFLIGHT = "preflight"
-    RUN_FAILED = "run-failed"
-    BAD_LOG = "bad-log"
-    CHANGE = "change"
-    LOCKED = "locked"
-    DECLINED = "declined"
-    WRITE = "write"
-    CHECK = "check"
-    INTERRUPTED = "interrupted"
+from runner.outcomes import Outcome
 
 
 class Stop(Exception):

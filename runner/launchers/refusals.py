@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.records import Outcome
+from runner.outcomes import Outcome
 
 
 class LaunchRefused(Exception):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.launchers.refusals import LaunchRefused
-from runner.records import Outcome
+from runner.outcomes import Outcome
 
 ENV_NODES = "OPENRECIPES_NNODES"
 ENV_ENDPOINT = "OPENRECIPES_RDZV_ENDPOINT"
