@@ -191,22 +191,14 @@ def convergence(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_BAD_LOG
     out = sys.stderr if args.json else sys.stdout
-    verdict = "pass" if result.passed else "fail: " + "; ".join(result.reasons)
-    print(
-        f"{result.steps} steps: correlation {result.correlation:.5f}, {result.pointwise_failures} pointwise failures, "
-        f"final loss {result.final_loss_candidate:.5f} against {result.final_loss_reference:.5f} "
-        f"(difference {result.final_loss_difference:.4f}, {result.final_loss_relative * 100:.2f}%): {verdict}",
-        file=out,
-    )
-    if result.step0_difference is not None or result.floor is not None:
-        print(f"step-0 difference {result.step0_difference if result.step0_difference is not None else 'n/a'}"
-              + (f"; floor {result.floor:.5f}" if result.floor is not None else ""), file=out)
+    for line in result.summary():
+        print(line, file=out)
     if args.write:
-        arms = f"candidate arm: {Path(args.candidate).name}; reference arm: {Path(args.reference).name}"
-        extra = {"reference": args.reference_name, "implementation": args.implementation}
         from runner.convergence import write_convergence
         from runner.records import Stop
 
+        arms = f"candidate arm: {Path(args.candidate).name}; reference arm: {Path(args.reference).name}"
+        extra = {"reference": args.reference_name, "implementation": args.implementation}
         try:
             write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms, extra, args.also)
         except Stop as stop:
@@ -215,7 +207,6 @@ def convergence(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
     return EXIT_OK if result.passed else EXIT_FAIL
-
 
 
 def _floor(text: str | None) -> float | None:

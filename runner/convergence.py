@@ -53,6 +53,18 @@ class Comparison:
     def passed(self) -> bool:
         return not self.reasons
 
+    def summary(self) -> list[str]:
+        """The comparison as `python -m runner convergence` says it: the figures and the verdict, then the step-0
+        difference and the floor where there are any."""
+        verdict = "pass" if self.passed else "fail: " + "; ".join(self.reasons)
+        lines = [f"{self.steps} steps: correlation {self.correlation:.5f}, {self.pointwise_failures} pointwise failures, "
+                 f"final loss {self.final_loss_candidate:.5f} against {self.final_loss_reference:.5f} "
+                 f"(difference {self.final_loss_difference:.4f}, {self.final_loss_relative * 100:.2f}%): {verdict}"]
+        if self.step0_difference is not None or self.floor is not None:
+            lines.append(f"step-0 difference {self.step0_difference if self.step0_difference is not None else 'n/a'}"
+                         + (f"; floor {self.floor:.5f}" if self.floor is not None else ""))
+        return lines
+
     def as_dict(self) -> dict[str, object]:
         return {
             "result": "pass" if self.passed else "fail",
