@@ -8,7 +8,7 @@ Prints, for each log format, the seconds to parse, the cost per step and per lin
 reading the same lines alone, and the parse time as a share of the training time the log records (1 s steps);
 then, for a real
 subprocess (tests/runner/fixture_trainer.py) printing engine-format lines, the wall time through
-runner.launch.run_script (log file, console echo, live parser, progress) against the same program with its
+runner.launchers.process.run_script (log file, console echo, live parser, progress) against the same program with its
 output sent straight to /dev/null: the difference per line is what the runner adds to a training run.
 Last, a run whose steps take real time (20 ms by default, shorter than any LLM step): the wall time through the
 runner against the same program whose lines are only read and dropped. That is the promise: watching and parsing
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.launch import RunFailed, run_script  # noqa: E402
+from runner.launchers.process import RunFailed, run_script  # noqa: E402
 from runner.logs import parse_file  # noqa: E402
 
 TRAINER = ROOT / "tests/runner/fixture_trainer.py"

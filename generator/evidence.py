@@ -33,7 +33,7 @@ import json
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,25 +151,6 @@ def chained(data: dict[str, Any], new_recipe: bytes, old_recipe: bytes | None,
     }
 
 
-def step_lines(steps: Any) -> list[dict[str, Any]]:
-    """The log's step lines as the evidence records them, from per-step records (runner.logs.Step: an interval
-    line's steps each carry its average and its span); one entry per line, the interval's last step as `step`."""
-    by_step = {s.step: s for s in steps}
-    out: list[dict[str, Any]] = []
-    done: set[tuple[int, int]] = set()
-    for s in steps:
-        first, last = s.span
-        if (first, last) in done:
-            continue
-        done.add((first, last))
-        end = by_step.get(last, s)
-        entry = {"step": last, "time_s": end.time_s, "loss": end.loss, "tokens": end.tokens, "line": end.line}
-        if first != last:
-            entry["first"] = first
-        out.append(entry)
-    return out
-
-
 def _line_span(entry: Any) -> tuple[int, int, float]:
     if not isinstance(entry, dict):
         raise ValueError("a step entry is not an object")
@@ -247,32 +228,91 @@ def previous_result(recipe: Recipe) -> dict[str, Any]:
     return {k: data.get(k) for k in HISTORY_FIELDS}
 
 
-def build(
-    recipe: Recipe,
-    recipe_id: str,
-    result: dict[str, Any],
-    measurement: Any,
-    source: str,
-    command: str | None,
-    environment: dict[str, Any],
-    stack_differences: list[str],
-    log_tail: list[str],
-    existing: dict[str, Any] | None,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The new evidence; the result it replaces goes to the end of history. `extra` adds keys (provenance,
-    how the window was taken) after the fixed ones."""
+@dataclass(frozen=True)
+class StepLine:
+    """One step line of the log as the evidence records it: `step` is the line's (an interval line's last) step,
+    `first` an interval line's first step (None for a one-step line), `time_s` the line's (average) step time."""
+
+    step: int
+    time_s: float
+    loss: float | None
+    tokens: int | None
+    line: int
+    first: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"step": self.step, "time_s": self.time_s, "loss": self.loss, "tokens": self.tokens,
+                                 "line": self.line}
+        if self.first is not None:
+            entry["first"] = self.first
+        return entry
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of a measurement as the evidence lists it."""
+
+    log: str  # the log's file name, no folder of the machine that measured
+    tokens_per_s_per_gpu: float
+    step_time_cv_percent: float
+    steps: int
+    shown: tuple[int, int] | None  # the first and last step its log shows
+    wall_seconds: float | None
+    partial: str | None
+    drift_percent: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "step_time_cv_percent": self.step_time_cv_percent,
+            "steps": self.steps,
+            "shown": list(self.shown) if self.shown else None,
+            "wall_seconds": self.wall_seconds,
+            "partial": self.partial,
+            "drift_percent": self.drift_percent,
+            "log": self.log,
+        }
+
+
+@dataclass(frozen=True)
+class EvidenceRecord:
+    """What a measurement gives its sidecar, in the generator's terms: the runner builds it from its runs and
+    logs (runner/measure.py), and `build` reads nothing else of the runner. The median run's log gives `format`,
+    `shown`, `interval` and `steps`; `result` holds the result fields as written (rounded; `measured` a date)."""
+
+    recipe_id: str
+    source: str  # "launch" (run here) or "from-log" (a run made elsewhere)
+    command: str | None
+    format: str
+    window: tuple[int, int]
+    shown: tuple[int, int] | None
+    interval: int
+    steps: tuple[StepLine, ...]
+    runs: tuple[RunRecord, ...]
+    median_run: int
+    runs_cv_percent: float
+    result: dict[str, Any]
+    environment: dict[str, Any]
+    stack_differences: tuple[str, ...]
+    log_tail: tuple[str, ...]
+    extra: dict[str, Any] = field(default_factory=dict)  # keys after the fixed ones (provenance, how the window was taken)
+
+
+def build(recipe: Recipe, record: EvidenceRecord, existing: dict[str, Any] | None) -> dict[str, Any]:
+    """The new evidence; the result it replaces goes to the end of history. TypeError for anything but an
+    EvidenceRecord: the evidence format reads no runner object."""
+    if not isinstance(record, EvidenceRecord):
+        raise TypeError(f"evidence.build takes an EvidenceRecord, not {type(record).__name__}")
     history = list(existing.get("history", [])) if existing else []
     before = dict(existing["result"]) if existing and isinstance(existing.get("result"), dict) else previous_result(recipe)
     before["source"] = "evidence" if existing else "recipe"
     history.append(before)
-    median = measurement.median
     return _json_safe({
         "schema": SCHEMA,
-        "recipe": recipe_id,
-        "source": source,  # "launch" (run here) or "from-log" (a run made elsewhere)
-        "format": median.log.format,
-        "command": command,
+        "recipe": record.recipe_id,
+        "source": record.source,
+        "format": record.format,
+        "command": record.command,
         "inputs": {
             "global_batch": recipe.workload.global_batch,
             "row_tokens": recipe.workload.row_tokens,
@@ -281,31 +321,19 @@ def build(
             "instance": recipe.gpu.instance,
             "active_params": recipe.result.active_params.count,
         },
-        "window": list(median.window),
-        "shown": list(median.log.shown) if median.log.shown else None,
-        "interval": median.interval,
-        "steps": step_lines(median.log.steps),
-        "runs": [
-            {
-                "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
-                "step_time_cv_percent": r.step_time_cv_percent,
-                "steps": r.steps,
-                "shown": list(r.log.shown) if r.log.shown else None,
-                "wall_seconds": r.wall_seconds,
-                "partial": r.partial,
-                "drift_percent": r.drift_percent,
-                "log": Path(r.log.source).name,
-            }
-            for r in measurement.runs
-        ],
-        "median_run": measurement.runs.index(median),
-        "runs_cv_percent": measurement.runs_cv_percent,
-        "result": {k: result.get(k) for k in HISTORY_FIELDS},
-        "environment": environment,
-        "stack_differences": stack_differences,
-        "log_tail": log_tail,
+        "window": list(record.window),
+        "shown": list(record.shown) if record.shown else None,
+        "interval": record.interval,
+        "steps": [line.as_json() for line in record.steps],
+        "runs": [run.as_json() for run in record.runs],
+        "median_run": record.median_run,
+        "runs_cv_percent": record.runs_cv_percent,
+        "result": {k: record.result.get(k) for k in HISTORY_FIELDS},
+        "environment": record.environment,
+        "stack_differences": list(record.stack_differences),
+        "log_tail": list(record.log_tail),
         "history": history,
-        **(extra or {}),
+        **record.extra,
     })
 
 

@@ -107,8 +107,13 @@ def window_steps(window: Sequence[int]) -> int:
     return last - first + 1
 
 
+def step_tokens(global_batch: int, row_tokens: int) -> int:
+    """The tokens one training step trains on: global_batch rows of row_tokens each."""
+    return global_batch * row_tokens
+
+
 def window_tokens(window: Sequence[int], global_batch: int, row_tokens: int) -> int:
-    return window_steps(window) * global_batch * row_tokens
+    return window_steps(window) * step_tokens(global_batch, row_tokens)
 
 
 def tokens_per_s_per_gpu(

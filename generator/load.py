@@ -447,8 +447,8 @@ def file_kind_problem(path: Path, layout: str) -> str | None:
     return None
 
 
-def _read_text(path: Path, name: str, max_bytes: int) -> str:
-    """The file's text: a regular file of at most max_bytes, valid UTF-8, without a leading BOM."""
+def read_yaml_bytes(path: Path, name: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes: a regular file of at most max_bytes (InputError, located, otherwise)."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -462,6 +462,13 @@ def _read_text(path: Path, name: str, max_bytes: int) -> str:
         raise InputError([Problem(name, 1, 1, "(document)", f"cannot read file: {exc.strerror or exc}")]) from None
     if len(raw) > max_bytes:  # it grew after the stat
         raise InputError([Problem(name, 1, 1, "(document)", f"file is over the limit of {max_bytes:,} bytes")])
+    return raw
+
+
+def _read_text(path: Path, name: str, max_bytes: int, raw: bytes | None = None) -> str:
+    """The file's text (`raw`: its bytes, where the caller read them): a regular file of at most max_bytes, valid
+    UTF-8, without a leading BOM."""
+    raw = read_yaml_bytes(path, name, max_bytes) if raw is None else raw
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -521,8 +528,8 @@ def _compose(text: str, name: str) -> yaml.Node | None:
         raise InputError([Problem(name, 1, 1, "(document)", f"YAML error: {exc}")]) from None
 
 
-def _read_document(path: Path, name: str, max_bytes: int) -> YamlDocument:
-    text = _read_text(path, name, max_bytes)
+def _read_document(path: Path, name: str, max_bytes: int, raw: bytes | None = None) -> YamlDocument:
+    text = _read_text(path, name, max_bytes, raw)
     characters = _character_problems(text, name)
     if characters:
         raise InputError(characters)
@@ -543,12 +550,13 @@ def _read_document(path: Path, name: str, max_bytes: int) -> YamlDocument:
                         builder.unbuilt, text, builder.double_quoted)
 
 
-def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES) -> YamlDocument:
-    """Reads one YAML file strictly; raises InputError naming file, line and column when it cannot be used at all.
+def read_yaml(path: Path, display: str | None = None, max_bytes: int = MAX_BYTES, raw: bytes | None = None) -> YamlDocument:
+    """Reads one YAML file strictly (`raw`: its bytes, where the caller read them with `read_yaml_bytes`); raises
+    InputError naming file, line and column when it cannot be used at all.
 
     Problems that still leave data worth validating (an ambiguous scalar, a value that cannot be built) come back
     in `YamlDocument.problems`: every caller reports them beside its schema's problems."""
-    return _read_document(path, display or str(path), max_bytes)
+    return _read_document(path, display or str(path), max_bytes, raw)
 
 
 def _model_at(model: type[BaseModel], loc: FieldPath) -> type[BaseModel] | None:
@@ -731,12 +739,14 @@ def name_problem(path: Path, recipes_root: Path | None = None) -> str | None:
             "runner's scripts and terminals print); rename it")
 
 
-def load_recipe(path: Path, display: str | None = None, recipes_root: Path | None = None) -> LoadedRecipe:
-    """Reads and validates one recipe; raises InputError with every problem located."""
+def load_recipe(path: Path, display: str | None = None, recipes_root: Path | None = None,
+                raw: bytes | None = None) -> LoadedRecipe:
+    """Reads and validates one recipe (`raw`: its bytes, where the caller read them with `read_yaml_bytes`); raises
+    InputError with every problem located."""
     named = name_problem(path, recipes_root)
     if named is not None:
         raise InputError([Problem(display or str(path), 1, 1, "(document)", named)])
-    doc = read_yaml(path, display)
+    doc = read_yaml(path, display, raw=raw)
     try:
         recipe = Recipe.model_validate(doc.data)
     except ValidationError as exc:

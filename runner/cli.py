@@ -8,7 +8,6 @@ import importlib.metadata
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
 
 from generator import figures
 
@@ -192,34 +191,22 @@ def convergence(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_BAD_LOG
     out = sys.stderr if args.json else sys.stdout
-    verdict = "pass" if result.passed else "fail: " + "; ".join(result.reasons)
-    print(
-        f"{result.steps} steps: correlation {result.correlation:.5f}, {result.pointwise_failures} pointwise failures, "
-        f"final loss {result.final_loss_candidate:.5f} against {result.final_loss_reference:.5f} "
-        f"(difference {result.final_loss_difference:.4f}, {result.final_loss_relative * 100:.2f}%): {verdict}",
-        file=out,
-    )
-    if result.step0_difference is not None or result.floor is not None:
-        print(f"step-0 difference {result.step0_difference if result.step0_difference is not None else 'n/a'}"
-              + (f"; floor {result.floor:.5f}" if result.floor is not None else ""), file=out)
+    for line in result.summary():
+        print(line, file=out)
     if args.write:
+        from runner.convergence import write_convergence
+        from runner.records import Stop
+
         arms = f"candidate arm: {Path(args.candidate).name}; reference arm: {Path(args.reference).name}"
         extra = {"reference": args.reference_name, "implementation": args.implementation}
-        code = _write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms, extra, args.also)
-        if code:
-            return code
+        try:
+            write_convergence(Path(args.write), result, args.dry_run, out, args.note, arms, extra, args.also)
+        except Stop as stop:
+            _err(str(stop))
+            return OUTCOME_EXIT[stop.outcome.value]
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
     return EXIT_OK if result.passed else EXIT_FAIL
-
-
-
-def _display(path: Path) -> str:
-    """The path relative to the working folder where it lies below it (diff headers, messages)."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _floor(text: str | None) -> float | None:
@@ -234,77 +221,6 @@ def _floor(text: str | None) -> float | None:
     if not value > 0 or value == float("inf"):
         raise ValueError(f"{text!r} is not a positive loss")
     return value
-
-
-def _write_convergence(path: Path, result: Any, dry_run: bool, out: TextIO, note: str | None = None,
-                       arms: str | None = None, extra: dict | None = None, also: bool = False) -> int:
-    """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
-    remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals."""
-    from generator import evidence
-    from generator.load import load_recipe
-    from generator.problems import InputError
-    from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, load_catalog
-    from runner import checked, commit
-    from runner.remeasure import Stop, recover
-    from runner.yaml_edit import WriteError, decode, encode, unified_diff, with_convergence_block
-
-    try:
-        root = find_root(path)
-        commit.refuse_outside(path.absolute(), root)
-        commit.refuse_unwritable(path, "recipe")
-    except (RootNotFound, commit.WriteRefused) as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    display = display_path(path, root)
-    try:
-        loaded = load_recipe(path, display, root / RECIPES_DIR)
-    except InputError as exc:
-        for p in exc.problems:
-            _err(str(p))
-        return EXIT_USAGE
-    catalog = load_catalog(root)
-    try:
-        with commit.recipe_lock(root, path.absolute()):
-            recover(root, path, dry_run, out)
-            raw = path.read_bytes()
-            text, newline = decode(raw, display)
-            new, said = with_convergence_block(text, loaded.data, result, note, arms, extra, also)
-            change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
-
-            def passed() -> None:
-                print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
-                for line in said:
-                    print(line, file=out)
-
-            # The recipe's problems before this write stay its own (a convergence result is evidence either way);
-            # a problem the write would bring refuses it.
-            write = checked.Write(root, catalog, display, [change], 0, loaded, [evidence.path_for(path)],
-                                  refuse_known=False)
-            try:
-                checked.checked_commit(write, dry_run, passed, lambda paths: print(f"wrote {display}", file=out))
-            except checked.NotChecked as refused:
-                for p in refused.fresh:
-                    _err(f"not written: the recipe would not check: {p}")
-                return EXIT_USAGE
-    except WriteError as exc:
-        _err(f"{path}: {exc}")
-        return EXIT_USAGE
-    except commit.LockHeld as exc:
-        _err(str(exc))
-        return EXIT_LOCKED
-    except commit.Changed as exc:
-        _err(str(exc))
-        return EXIT_LOCKED
-    except (commit.CommitFailed, commit.WriteRefused) as exc:
-        _err(str(exc))
-        return EXIT_WRITE
-    except commit.InterruptedAfterCommit as exc:
-        _err(str(exc))
-        return EXIT_INTERRUPTED
-    except Stop as stop:
-        _err(str(stop))
-        return OUTCOME_EXIT[stop.outcome.value]
-    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 from generator.figures import CONVERGENCE_FINAL_LOSS_TOLERANCE as FINAL_LOSS_TOLERANCE
 from generator.figures import CONVERGENCE_FLOOR_TOLERANCE, STEP0_LOSS_TOLERANCE, relative_difference
@@ -51,6 +52,18 @@ class Comparison:
     @property
     def passed(self) -> bool:
         return not self.reasons
+
+    def summary(self) -> list[str]:
+        """The comparison as `python -m runner convergence` says it: the figures and the verdict, then the step-0
+        difference and the floor where there are any."""
+        verdict = "pass" if self.passed else "fail: " + "; ".join(self.reasons)
+        lines = [f"{self.steps} steps: correlation {self.correlation:.5f}, {self.pointwise_failures} pointwise failures, "
+                 f"final loss {self.final_loss_candidate:.5f} against {self.final_loss_reference:.5f} "
+                 f"(difference {self.final_loss_difference:.4f}, {self.final_loss_relative * 100:.2f}%): {verdict}"]
+        if self.step0_difference is not None or self.floor is not None:
+            lines.append(f"step-0 difference {self.step0_difference if self.step0_difference is not None else 'n/a'}"
+                         + (f"; floor {self.floor:.5f}" if self.floor is not None else ""))
+        return lines
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -161,3 +174,66 @@ def losses(path: Path) -> dict[int, float]:
             raise LogError(f"{path}: not a readable evidence file ({exc})") from None
     log = parse_file(path, None)
     return {s.step: s.loss for s in log.steps if s.loss is not None}
+
+
+# --- the write: correctness.convergence into a recipe (`convergence --write`) --------------------------------
+
+
+def _display(path: Path) -> str:
+    """The path relative to the working folder where it lies below it (diff headers)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def write_convergence(path: Path, result: Comparison, dry_run: bool, out: TextIO, note: str | None = None,
+          arms: str | None = None, extra: dict[str, Any] | None = None, also: bool = False) -> None:
+    """correctness.convergence written into the recipe, checked as it will be (no new problem) and committed as
+    remeasure commits (runner/commit.py): staged outside recipes/, renamed under held signals. Set up as remeasure
+    is (runner/remeasure.py registry_root, loaded_recipe); each refusal is a Stop naming its outcome."""
+    from generator import evidence
+    from generator.registry import display_path, load_catalog
+    from runner import checked, commit
+    from runner.records import Outcome, Stop
+    from runner.remeasure import loaded_recipe, recover, registry_root
+    from runner.yaml_edit import WriteError, decode, encode, unified_diff, with_convergence_block
+
+    root = registry_root(path)
+    try:
+        commit.refuse_unwritable(path, "recipe")
+    except commit.WriteRefused as exc:
+        raise Stop(Outcome.USAGE, str(exc)) from None
+    display = display_path(path, root)
+    loaded = loaded_recipe(path, root)
+    catalog = load_catalog(root)
+    try:
+        with commit.recipe_lock(root, path.absolute()):
+            recover(root, path, dry_run, out)
+            raw = path.read_bytes()
+            text, newline = decode(raw, display)
+            new, said = with_convergence_block(text, loaded.data, result, note, arms, extra, also)
+            change = commit.FileChange(path, encode(new, newline), raw, commit.mode_of(path))
+
+            def passed() -> None:
+                print(unified_diff(text, new, _display(path)) or "(no change)", file=out)
+                for line in said:
+                    print(line, file=out)
+
+            # The recipe's problems before this write stay its own (a convergence result is evidence either way);
+            # a problem the write would bring refuses it.
+            to_write = checked.Write(root, catalog, display, [change], 0, loaded, [evidence.path_for(path)],
+                                     refuse_known=False)
+            try:
+                checked.checked_commit(to_write, dry_run, passed, lambda paths: print(f"wrote {display}", file=out))
+            except checked.NotChecked as refused:
+                raise Stop(Outcome.USAGE, "\n".join(f"not written: the recipe would not check: {p}"
+                                                    for p in refused.fresh)) from None
+    except WriteError as exc:
+        raise Stop(Outcome.USAGE, f"{path}: {exc}") from None
+    except (commit.LockHeld, commit.Changed) as exc:
+        raise Stop(Outcome.LOCKED, str(exc)) from None
+    except (commit.CommitFailed, commit.WriteRefused) as exc:
+        raise Stop(Outcome.WRITE, str(exc)) from None
+    except commit.InterruptedAfterCommit as exc:
+        raise Stop(Outcome.INTERRUPTED, str(exc)) from None

@@ -10,6 +10,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
+from generator.evidence import EvidenceRecord, RunRecord, StepLine
 from generator.models import Recipe
 from runner.logs import LogError, ParsedLog, check_steps, cv_basis, plausible_date
 from runner.logs.base import MAX_RESTARTS_NAMED
@@ -157,7 +158,7 @@ def run_figures(
         warnings.append(f"{log.name}: no line of the window [{window[0]}, {window[1]}] prints a loss: nothing in the "
                         "log shows the run trained (every iteration skipped, or a pipeline stage that computes none)")
     times = [by_step[i].time_s if i in by_step else 0.0 for i in range(window[1] + 1)]
-    expected = figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens)  # one step's tokens
+    expected = figures.step_tokens(wl.global_batch, wl.row_tokens)
     odd = [i for i in range(window[0], window[1] + 1) if by_step[i].tokens not in (None, expected)]
     if odd:
         s = by_step[odd[0]]
@@ -326,3 +327,53 @@ def combine(recipe: Recipe, runs: list[RunFigures], measured: dt.date | None) ->
     hours = figures.gpu_hours(recipe.gpu.count, median.wall_seconds) if median.wall_seconds else None
     return Measurement(median, runs, figures.cv_percent(rates), measured, hours)
 
+
+
+# --- the evidence record: the measurement in the evidence format's terms (generator/evidence.py) -------------
+
+
+def step_lines(log: ParsedLog) -> tuple[StepLine, ...]:
+    """The log's step lines as the evidence records them, from its per-step records (an interval line's steps each
+    carry its average and its span): one entry per line, the interval's last step as `step`."""
+    by_step = {s.step: s for s in log.steps}
+    out: list[StepLine] = []
+    done: set[tuple[int, int]] = set()
+    for s in log.steps:
+        first, last = s.span
+        if (first, last) in done:
+            continue
+        done.add((first, last))
+        end = by_step.get(last, s)
+        out.append(StepLine(last, end.time_s, end.loss, end.tokens, end.line, first if first != last else None))
+    return tuple(out)
+
+
+def run_record(run: RunFigures) -> RunRecord:
+    return RunRecord(Path(run.log.source).name, run.tokens_per_s_per_gpu, run.step_time_cv_percent, run.steps,
+                     run.log.shown or None, run.wall_seconds, run.partial, run.drift_percent)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the evidence records besides the runs: where they came from and what the runner saw around them."""
+
+    recipe_id: str
+    source: str  # "launch" (run here) or "from-log" (a run made elsewhere)
+    command: str | None
+    result: dict[str, Any]  # the result fields as written (rounded), `measured` a date
+    environment: dict[str, Any]
+    stack_differences: list[str]
+    log_tail: list[str]
+    extra: dict[str, Any]
+
+
+def evidence_record(m: Measurement, context: RunContext) -> EvidenceRecord:
+    """The measurement as the evidence format takes it: the median run's log lines and every run's figures."""
+    median = m.median
+    return EvidenceRecord(
+        recipe_id=context.recipe_id, source=context.source, command=context.command, format=median.log.format,
+        window=median.window, shown=median.log.shown or None, interval=median.interval,
+        steps=step_lines(median.log), runs=tuple(run_record(r) for r in m.runs), median_run=m.runs.index(median),
+        runs_cv_percent=m.runs_cv_percent, result=context.result, environment=context.environment,
+        stack_differences=tuple(context.stack_differences), log_tail=tuple(context.log_tail), extra=context.extra,
+    )

@@ -5,7 +5,6 @@ write) and the launchers (runner/launchers): what was asked (Options), what is m
 from __future__ import annotations
 
 import datetime as dt
-import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,20 +13,7 @@ from generator.catalog import Catalog
 from generator.load import LoadedRecipe
 from generator.models import Recipe
 from generator.registry import display_path
-
-
-class Outcome(enum.Enum):
-    OK = "ok"
-    USAGE = "usage"
-    PREFLIGHT = "preflight"
-    RUN_FAILED = "run-failed"
-    BAD_LOG = "bad-log"
-    CHANGE = "change"
-    LOCKED = "locked"
-    DECLINED = "declined"
-    WRITE = "write"
-    CHECK = "check"
-    INTERRUPTED = "interrupted"
+from runner.outcomes import Outcome
 
 
 class Stop(Exception):
@@ -87,6 +73,7 @@ class Target:
     text: str  # the written file's text now, with "\n" line ends (for --as-new: the new recipe's)
     newline: str  # the line end it is written back with
     old_bytes: bytes | None  # the file's bytes as read (None: --as-new, no file yet)
+    document: Any  # `text` parsed by the round-trip parser (runner/yaml_edit.py), once: the write splices from it
     gpus: Any  # runner.preflight.Gpus of this machine (None for --from-log and --launcher slurm)
     fmt: str | None  # the log format of the recipe's framework
     runs: int

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from generator import evidence, figures
 from generator.catalog import Catalog
-from generator.load import LoadedRecipe, load_recipe, recipe_id
+from generator.load import LoadedRecipe, load_recipe, read_yaml_bytes, recipe_id
 from generator.models import Recipe, Status
 from generator.problems import InputError
 from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root, is_root, load_catalog
@@ -42,22 +42,40 @@ __all__ = ["GPU_HOURS_NOTE", "Measured", "Options", "Outcome", "Shown", "Stop", 
 # --- step 1: the target ---------------------------------------------------------------------------------------
 
 
-def _registry_root(options: Options) -> Path:
-    """The registry the recipe belongs to; refused when it lies in none (no lock or file is made anywhere then)."""
-    if options.root is not None:
-        root = options.root.absolute()
+def registry_root(recipe: Path, given: Path | None = None) -> Path:
+    """The registry the recipe belongs to (`given`: --root); refused when it lies in none (no lock or file is made
+    anywhere then). `convergence --write` sets up through it too."""
+    if given is not None:
+        root = given.absolute()
         if not is_root(root):
-            raise Stop(Outcome.USAGE, f"--root {options.root}: not a registry (no catalog/ and recipes/ there)")
+            raise Stop(Outcome.USAGE, f"--root {given}: not a registry (no catalog/ and recipes/ there)")
     else:
         try:
-            root = find_root(options.recipe)
+            root = find_root(recipe)
         except RootNotFound as exc:
-            raise Stop(Outcome.USAGE, f"{options.recipe} is outside any registry: {exc}") from None
+            raise Stop(Outcome.USAGE, f"{recipe} is outside any registry: {exc}") from None
     try:
-        commit.refuse_outside(options.recipe.absolute(), root)
+        commit.refuse_outside(recipe.absolute(), root)
     except commit.WriteRefused as exc:
         raise Stop(Outcome.USAGE, str(exc)) from None
     return root
+
+
+def loaded_recipe(recipe: Path, root: Path, raw: bytes | None = None) -> LoadedRecipe:
+    """The recipe loaded inside its registry (`raw`: its bytes, read by the caller); refused with every problem
+    located."""
+    try:
+        return load_recipe(recipe, display_path(recipe, root), root / RECIPES_DIR, raw)
+    except InputError as exc:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
+
+
+def _recipe_bytes(recipe: Path, root: Path) -> bytes:
+    """The recipe file's bytes, read once for the whole pipeline (the loader's checks: a regular file, its size)."""
+    try:
+        return read_yaml_bytes(recipe, display_path(recipe, root))
+    except InputError as exc:
+        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
 
 
 def _gpus_from_env(value: str) -> Any:
@@ -123,16 +141,17 @@ def _as_new(target: Target, gpus: Any) -> Target:
     if os.path.lexists(path) and not _is_provisional(path):
         raise Stop(Outcome.USAGE, f"--as-new: {path} exists already; choose another NAME")
     try:
-        text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path)
+        text = yaml_edit.as_new_text(target.text, loaded, catalog, new_type, name, options.recipe, path,
+                                     doc=target.document)
+        written = yaml_edit.load_rt(text)  # what the new file says: its run launches the new file
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"--as-new: {exc}") from None
     spec = catalog.gpus[new_type]
     gpu = loaded.recipe.gpu.model_copy(update={"type": new_type, "memory_gb": spec.memory_gb,
-                                               "instance": yaml_edit.instance_of(text)})
-    written = yaml_edit.load_rt(text)  # what the new file says: its run launches the new file
+                                               "instance": yaml_edit.instance_of(written)})
     recipe = loaded.recipe.model_copy(update={"gpu": gpu, "status": Status.measured, "run": str(written["run"]),
                                               "notes": None if written.get("notes") is None else str(written["notes"])})
-    target.recipe, target.path, target.text, target.old_bytes = recipe, path, text, None
+    target.recipe, target.path, target.text, target.old_bytes, target.document = recipe, path, text, None, written
     target.recipe_id = recipe_id(path, target.root / RECIPES_DIR)
     return target
 
@@ -178,7 +197,7 @@ def find_target(options: Options) -> Target:
 
     if options.as_new is not None:
         _as_new_name(options.as_new)  # before anything: "" or a path is refused, never taken as "no --as-new"
-    root = _registry_root(options)
+    root = registry_root(options.recipe, options.root)
     if not options.as_new:  # the recipe itself is written: refuse what a rename would damage, before measuring
         try:
             commit.refuse_unwritable(options.recipe, "recipe")
@@ -186,10 +205,8 @@ def find_target(options: Options) -> Target:
             commit.refuse_folder(options.recipe.parent)
         except commit.WriteRefused as exc:
             raise Stop(Outcome.WRITE, str(exc)) from None
-    try:
-        loaded = load_recipe(options.recipe, display_path(options.recipe, root), root / RECIPES_DIR)
-    except InputError as exc:
-        raise Stop(Outcome.USAGE, "\n".join(str(p) for p in exc.problems)) from None
+    raw = _recipe_bytes(options.recipe, root)
+    loaded = loaded_recipe(options.recipe, root, raw)
     catalog = load_catalog(root)
     if catalog.problems:
         raise Stop(Outcome.USAGE, "\n".join(str(p) for p in catalog.problems))
@@ -204,16 +221,15 @@ def find_target(options: Options) -> Target:
     if loaded.recipe.status is Status.reported and not options.as_new:
         raise Stop(Outcome.PREFLIGHT, f"{options.recipe} is a reported recipe: its figures are a publication's, not a "
                    "measurement to overwrite. Pass --as-new NAME to write a measured recipe beside it from your run.")
-    raw = options.recipe.read_bytes()
     try:
         text, newline = yaml_edit.decode(raw, str(options.recipe))
-        yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused before measuring
+        document = yaml_edit.load_rt(text)  # the write edits it: a file the editor cannot read is refused now
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{options.recipe}: {exc}") from None
     nodes = _nodes(options, loaded.recipe)
     gpus = None if options.from_log else _preflight(options, loaded, catalog)
     target = Target(options, root, catalog, loaded, loaded.recipe, options.recipe.absolute(), loaded.id, text,
-                    newline, raw, gpus, format_for(loaded.recipe.stack.framework), runs, nodes)
+                    newline, raw, document, gpus, format_for(loaded.recipe.stack.framework), runs, nodes)
     return _as_new(target, gpus) if options.as_new else target
 
 
@@ -242,29 +258,18 @@ PROVISIONAL_MARK = "# provisional: being measured by `python -m runner remeasure
 
 
 def measure_runs(target: Target, out: TextIO) -> Measured:
-    from runner.launch import Interrupted, RunFailed
-    from runner.launchers import measure, slurm
-    from runner.launchers.rendezvous import RendezvousError
+    from runner.launchers import measure
+    from runner.launchers.refusals import LaunchRefused
     from runner.logs import LogError
 
     try:
         with _provisional(target):
             return measure(target, out)
-    except slurm.PreflightRefused as exc:
-        raise Stop(Outcome.PREFLIGHT, str(exc)) from None
-    except (slurm.JobFailed, slurm.SlurmError) as exc:
-        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
-    except slurm.JobInterrupted as exc:
-        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
-    except RendezvousError as exc:
-        raise Stop(Outcome.USAGE, str(exc)) from None
+    except LaunchRefused as exc:
+        raise Stop(exc.outcome, str(exc)) from None
     except LogError as exc:
         message = str(exc)
         raise Stop(Outcome.BAD_LOG, message if "nothing written" in message else f"{message}; nothing written") from None
-    except RunFailed as exc:
-        raise Stop(Outcome.RUN_FAILED, str(exc)) from None
-    except Interrupted as exc:
-        raise Stop(Outcome.INTERRUPTED, str(exc)) from None
 
 
 # --- step 3: the decision -------------------------------------------------------------------------------------
@@ -405,7 +410,7 @@ def _unplaced(text: str, folders: list[tuple[re.Pattern[str], str]]) -> str:
 
 def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     from runner import environment
-    from runner.measure import undated
+    from runner.measure import RunContext, evidence_record, undated
     from runner.yaml_edit import result_changes, rounded, splice
 
     options, m = target.options, measured.measurement
@@ -449,7 +454,7 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     elif target.recipe.result.partial is not None:  # a complete run replaces the partial one
         changes[("result", "partial")] = "null"
     try:
-        new_text = splice(target.text, changes)
+        new_text = splice(target.text, changes, target.document)
     except WriteError as exc:
         raise Stop(Outcome.USAGE, f"{target.display}: {exc}") from None
     if fields.get("peak_memory") is None and target.recipe.result.peak_memory is not None:  # the old was other runs'
@@ -457,9 +462,9 @@ def decide(target: Target, measured: Measured, out: TextIO) -> Decision:
     extra = {**m.evidence_fields(), "noisy": m.median.step_time_cv_percent > figures.NOISY_STEP_TIME_CV_PERCENT,
              "peak_memory": fields.get("peak_memory"),
              "warnings": warnings, "provenance": _provenance(target.recipe, target.root), **measured.extra}
-    data = evidence.build(target.recipe, target.recipe_id, written | {"measured": m.measured}, m, measured.source,
-                          measured.command, env, diffs, [_unplaced(line, folders) for line in measured.log_tail],
-                          _existing_evidence(target), extra)
+    context = RunContext(target.recipe_id, measured.source, measured.command, written | {"measured": m.measured}, env,
+                         diffs, [_unplaced(line, folders) for line in measured.log_tail], extra)
+    data = evidence.build(target.recipe, evidence_record(m, context), _existing_evidence(target))
     report = {
         "recipe": target.recipe_id,
         "tokens_per_s_per_gpu": m.median.tokens_per_s_per_gpu,

@@ -125,9 +125,10 @@ def _continuation(lines: list[str], line: int, key_indent: int) -> int:
     return n
 
 
-def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
-    """Replaces the scalar at each key path with new text (YAML); missing result keys are inserted."""
-    doc = load_rt(text)
+def splice(text: str, changes: Mapping[tuple[str, ...], str], doc: Any = None) -> str:
+    """Replaces the scalar at each key path with new text (YAML); missing result keys are inserted. `doc`: the
+    round-trip parse of `text` where the caller holds it (parsed here otherwise)."""
+    doc = load_rt(text) if doc is None else doc
     lines = text.splitlines(keepends=True)
     # (line, start col, last line, end col on the last line, replacement); an insert is (line, -1, ...).
     edits: list[tuple[int, int, int, int, str]] = []
@@ -188,13 +189,22 @@ def splice(text: str, changes: Mapping[tuple[str, ...], str]) -> str:
     except Exception as exc:  # noqa: BLE001 - any parse failure of our own output is a bug to report, not write
         raise WriteError(f"internal error: the updated text does not parse ({exc}); nothing written") from None
     _verify(doc, reread, set(changes))
-    for path, new in finals.items():
+    wanted = _values(list(finals.values()))
+    for (path, new), value in zip(finals.items(), wanted, strict=True):
         node = reread
         for part in path:
             node = node[part]
-        if _plain(node) != _plain(load_rt(f"v: {new}\n")["v"]):
+        if _plain(node) != _plain(value):
             raise WriteError(f"internal error: {'.'.join(path)} reads back as {node!r}, not {new}; nothing written")
     return out
+
+
+def _values(texts: list[str]) -> list[Any]:
+    """What each spliced text reads as in YAML, all in one parse (one key a text: `v: TEXT` each, as alone)."""
+    if not texts:
+        return []
+    doc = load_rt("".join(f"v{i}: {text}\n" for i, text in enumerate(texts)))
+    return [doc[f"v{i}"] for i in range(len(texts))]
 
 
 def _insertion(parent: Any, key: str, new: str, lines: list[str]) -> tuple[int, str]:
@@ -334,7 +344,7 @@ def _wrap(text: str, width: int = 116) -> str:
 
 
 def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: str | None, old_path: Path,
-                new_path: Path, measured_on: dt.date | None = None) -> str:
+                new_path: Path, measured_on: dt.date | None = None, doc: Any = None) -> str:
     """The recipe rewritten for the GPUs present, status measured: its correctness evidence stays behind (it was
     gathered on the original's hardware) until the tests or the convergence check are run on these GPUs."""
     recipe = loaded.recipe
@@ -350,7 +360,7 @@ def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: s
         changes[("gpu", "instance")] = yaml_str(instance) if instance is not None else "null"
     if gpu_name and "gpu_name" in loaded.data["stack"]:
         changes[("stack", "gpu_name")] = yaml_str(gpu_name)
-    out = splice(text, changes)
+    out = splice(text, changes, doc)
     old_file = f"recipes/{loaded.id}.yaml"
     new_file = "recipes/" + new_path.as_posix().split("recipes/", 1)[-1]
     run = str(loaded.data.get("run", ""))
@@ -379,9 +389,9 @@ def as_new_text(text: str, loaded: Any, catalog: Any, gpu_type: str, gpu_name: s
     return first + "\n" + rest
 
 
-def instance_of(text: str) -> str | None:
-    """gpu.instance of a recipe's text (None when null)."""
-    value = load_rt(text)["gpu"].get("instance")
+def instance_of(doc: Any) -> str | None:
+    """gpu.instance of a recipe's round-trip document (None when null)."""
+    value = doc["gpu"].get("instance")
     return None if value is None else str(value)
 
 

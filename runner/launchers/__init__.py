@@ -8,9 +8,10 @@ script is what runs (see rendezvous.py for how its `torchrun` joins the rendezvo
 - torchrun.py: the multi-node torchrun launch without a scheduler (this node and the nodes that join it).
 - local.py: a run on this machine; from_log.py: runs made elsewhere, given as logs.
 - common.py: what every launcher shares (the run folder, the recorded command, the confirmation).
+- process.py: running a script here: its own process group, signals, timeout, console echo and progress bar.
 
 Each launcher is a module with `measure(target, out) -> Measured` (the records in runner/records.py); `measure`
-below picks the one the options name. Process groups, signals and progress live in runner/launch.py.
+below picks the one the options name.
 """
 
 from __future__ import annotations

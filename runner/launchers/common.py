@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from runner import commit
+from runner.logs import ParsedLog
+from runner.measure import Measurement, RunFigures, combine, measured_date, run_figures
 from runner.records import Outcome, Stop, Target
 
 
@@ -56,7 +58,7 @@ def relative(path: Path, root: Path, outside: str) -> str:
 def recorded_command(workdir: Path, script: Path, env: dict[str, str], root: Path) -> str:
     """The launch command for the evidence: no folder of the measuring machine (the evidence is committed); a
     working folder outside the registry (the framework's checkout) is written as $WORKDIR."""
-    from runner.launch import shell_quote_env
+    from runner.launchers.process import shell_quote_env
 
     where = relative(workdir, root, "$WORKDIR")
     where = where if where == "$WORKDIR" else shlex.quote(where)
@@ -84,3 +86,21 @@ def confirm(target: Target, command: str, out: TextIO) -> None:
         raise Stop(Outcome.DECLINED, "not launched")
 
 
+
+
+# --- the end of a run: its figures, its date, the median of the runs -----------------------------------------
+
+
+def figures_of(target: Target, log: ParsedLog, wall_seconds: float | None = None,
+               exit_code: int | None = None) -> RunFigures:
+    """One run's figures over the recipe's window (a partial run is accepted here and refused at the write unless
+    --accept-partial)."""
+    return run_figures(target.recipe, target.catalog, log, wall_seconds, allow_partial=True, exit_code=exit_code)
+
+
+def end_of_runs(target: Target, results: list[RunFigures], launched: dt.date | None = None) -> Measurement:
+    """The runs' measurement: dated by their logs, else by the launch (a run launched here), else by --measured
+    (a log from elsewhere without one is shown, and refused at the write), and the median run among them."""
+    logs = [r.log for r in results]
+    measured = measured_date(logs, launched=launched, given=target.options.measured, required=False)
+    return combine(target.recipe, results, measured)

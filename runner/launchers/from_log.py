@@ -29,22 +29,19 @@ def distinct_logs(paths: list[Path]) -> None:
 
 def measure(target: Target, out: object = None) -> Measured:
     """Each --from-log log one run, parsed in the recipe's format."""
-    from runner import measure as runs
+    from runner.launchers.common import end_of_runs, figures_of
     from runner.logs import parse_file, parse_run, tail
 
     options = target.options
-    results, logs, nccl = [], [], None
+    results, nccl = [], None
     distinct_logs(options.from_log)
     for name in options.from_log:
         log = parse_file(name, target.fmt) if options.log_run is None else parse_run(name, target.fmt, options.log_run)
         nccl = nccl or log.nccl_version
-        logs.append(log)
-        results.append(runs.run_figures(target.recipe, target.catalog, log, allow_partial=True))
-    measured = runs.measured_date(logs, given=options.measured, required=False)  # None: shown, refused at the write
-    last = logs[-1]  # with --log-run N, the tail of run N's own lines, not of the log's last run
+        results.append(figures_of(target, log))
+    last = results[-1].log  # with --log-run N, the tail of run N's own lines, not of the log's last run
     lines = tail(options.from_log[-1]) if options.log_run is None else tail(options.from_log[-1], first=last.first_line,
                                                                             last=last.lines)
-    return Measured(runs.combine(target.recipe, results, measured), "from-log", None, nccl, lines,
-                    stated_stack=last.stated_stack)
+    return Measured(end_of_runs(target, results), "from-log", None, nccl, lines, stated_stack=last.stated_stack)
 
 

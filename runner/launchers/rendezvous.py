@@ -18,6 +18,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from runner.launchers.refusals import LaunchRefused
+from runner.outcomes import Outcome
+
 ENV_NODES = "OPENRECIPES_NNODES"
 ENV_ENDPOINT = "OPENRECIPES_RDZV_ENDPOINT"
 ENV_ID = "OPENRECIPES_RDZV_ID"
@@ -99,8 +102,10 @@ def _command_problems(words: list[str], number: int) -> list[str]:
     return []
 
 
-class RendezvousError(ValueError):
+class RendezvousError(LaunchRefused, ValueError):
     """An endpoint or run id that cannot be used; the message says which and why."""
+
+    outcome = Outcome.USAGE
 
 
 @dataclass(frozen=True)

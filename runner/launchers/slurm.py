@@ -31,9 +31,10 @@ from generator import figures
 from generator.check.env import message as reserved_message
 from generator.check.env import reserved as reserved_env
 from generator.problems import unsafe_character
-from runner.launch import shell_word
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, recorded_command, run_folder, shown_script
+from runner.launchers.common import confirm, end_of_runs, figures_of, recorded_command, run_folder, shown_script
+from runner.launchers.process import shell_word
+from runner.launchers.refusals import Interrupted, LaunchRefused, PreflightRefused, RunFailed
 from runner.launchers.rendezvous import ENV_ENDPOINT, ENV_ID, ENV_NODES, ENV_PYTHON, WRAPPER
 from runner.logs import ParsedLog, parser
 from runner.records import Measured, Outcome, Shown, Stop, Target
@@ -58,19 +59,15 @@ JOB_SCRIPT = "job.sbatch"
 STACKS_DIR = "nodes"
 
 
-class SlurmError(Exception):
+class SlurmError(LaunchRefused):
     """Slurm refused or is missing (sbatch not found, the submission failed); the message says what to do."""
 
 
-class PreflightRefused(Exception):
-    """A node refused the run before training (its GPUs, or a stack that differs); the message names the node."""
-
-
-class JobFailed(Exception):
+class JobFailed(RunFailed):
     """The job ended without success, passed --timeout, or was cancelled; nothing is written."""
 
 
-class JobInterrupted(Exception):
+class JobInterrupted(Interrupted):
     """Ctrl-C or SIGTERM: the job was cancelled; nothing is written."""
 
 
@@ -365,7 +362,7 @@ def follow(job: str, run_dir: Path, fmt: str, nodes: int, total_steps: int | Non
            gpu_count: int, timeout_s: float | None, console: TextIO, poll_s: float = 1.0,
            progress: bool = True) -> Followed:
     """Shows the job's state and its output until it ends; cancels it on Ctrl-C, SIGTERM or --timeout."""
-    from runner.launch import _progress_bar
+    from runner.launchers.process import _progress_bar
 
     started = time.monotonic()
     bar, live = _progress_bar(console, progress)
@@ -447,7 +444,6 @@ SLURM_GPU_HOURS_NOTE = "GPUs x the median run's Slurm job run time (RunTime: sta
 def measure(target: Target, out: TextIO) -> Measured:
     """The runs as Slurm jobs (runner/launchers/py): the batch script shown (with --dry-run: only shown),
     submitted, followed to its end; rank 0's log parsed as a local run's."""
-    from runner import measure as runs
     from runner.launchers import per_node
     from runner.launchers.rendezvous import launches_torchrun
     from runner.logs import tail
@@ -483,7 +479,7 @@ def measure(target: Target, out: TextIO) -> Measured:
         raise Shown()
     confirm(target, shown, out)
     wl = recipe.workload
-    results, logs, stacks, jobs = [], [], [], []
+    results, stacks, jobs = [], [], []
     followed = None
     for i in range(target.runs):
         run_dir = base / f"run{i + 1}" if target.runs > 1 else base
@@ -493,19 +489,16 @@ def measure(target: Target, out: TextIO) -> Measured:
         print(f"run {i + 1}/{target.runs}: Slurm job {job} ({target.nodes} node{'s' if target.nodes > 1 else ''}); "
               f"logs in {run_dir}", file=out)
         followed = follow(job, run_dir, target.fmt or "openrecipes", target.nodes, recipe.result.steps_per_run,
-                                figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                                figures.step_tokens(wl.global_batch, wl.row_tokens), recipe.gpu.count,
                                 options.timeout, out, options.poll_s, progress=not options.json)
         if not followed.parsed.steps:
             from runner.logs import LogError
 
             raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
                            "output")
-        logs.append(followed.parsed)
         stacks = followed.stacks
-        results.append(runs.run_figures(recipe, target.catalog, followed.parsed, followed.wall_seconds,
-                                           allow_partial=True, exit_code=followed.info.exit_code))
+        results.append(figures_of(target, followed.parsed, followed.wall_seconds, followed.info.exit_code))
     assert followed is not None
-    measured = runs.measured_date(logs, launched=started.date(), given=options.measured)
     rank0_host = followed.log_path.stem.removeprefix("node-")
     rank0 = next((s for s in stacks if s.get(node_checks.HOST_KEY) == rank0_host), stacks[0] if stacks else None)
     environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY} if rank0 else None
@@ -515,6 +508,6 @@ def measure(target: Target, out: TextIO) -> Measured:
     extra = {"launcher": {"name": "slurm", "nodes": target.nodes, "jobs": jobs,
                           "rendezvous": "c10d on the first node" if launches_torchrun(recipe.run) else None},
              "nodes": node_checks.evidence_nodes(stacks)}
-    nccl = next((log.nccl_version for log in logs if log.nccl_version), None)
-    return Measured(runs.combine(recipe, results, measured), "launch", command, nccl, tail(followed.log_path),
+    nccl = next((r.log.nccl_version for r in results if r.log.nccl_version), None)
+    return Measured(end_of_runs(target, results, started.date()), "launch", command, nccl, tail(followed.log_path),
                     environment, extra, SLURM_GPU_HOURS_NOTE)

@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.launchers import nodes as node_checks
-from runner.launchers.common import confirm, env_refusal, recorded_command, run_folder, shown_script
+from runner.launchers.common import confirm, end_of_runs, env_refusal, figures_of, recorded_command, run_folder, shown_script
 from runner.records import Measured, Outcome, Shown, Stop, Target
 
 OK = "ok"
@@ -229,7 +229,7 @@ def node_main(args: Any) -> int:
     from generator.problems import InputError
     from generator.registry import RECIPES_DIR, RootNotFound, display_path, find_root
     from runner import commit
-    from runner.launch import _default_signals_in_child
+    from runner.launchers.process import _default_signals_in_child
     from runner.launchers.rendezvous import WRAPPER, Rendezvous, RendezvousError, check_endpoint, check_run_id
     from runner.preflight import Refusal, check_entry, check_env
 
@@ -324,10 +324,9 @@ def measure(target: Target, out: TextIO) -> Measured:
     """One run across nodes through a c10d rendezvous held here (runner/launchers/torchrun.py): the other nodes
     join with the printed command, report their stacks (compared before anything trains) and stream their output
     back; rank 0's log, wherever it ran, is parsed as a local run's."""
-    from runner import measure as runs
-    from runner.launch import RunFailed, run_script, shell_quote_env
+    from runner.launchers.process import RunFailed, run_script, shell_quote_env
+    from runner.launchers.refusals import PreflightRefused
     from runner.launchers.rendezvous import WRAPPER, bind_address
-    from runner.launchers.slurm import PreflightRefused
     from runner.logs import tail
 
     options, recipe = target.options, target.recipe
@@ -377,20 +376,18 @@ def measure(target: Target, out: TextIO) -> Measured:
         own_log = run_dir / f"node-0-{own[node_checks.HOST_KEY]}.log"
         launched = run_script(node_script, dict(os.environ) | dict(recipe.env) | rdzv.env(), workdir, own_log,
                               target.fmt or "openrecipes", recipe.result.steps_per_run,
-                              figures.window_tokens((0, 0), wl.global_batch, wl.row_tokens), recipe.gpu.count,
+                              figures.step_tokens(wl.global_batch, wl.row_tokens), recipe.gpu.count,
                               options.timeout, out, progress=not options.json)
         collector.drain(30.0)
     finally:
         collector.close()
     log_path, log = node_checks.rank0_log(run_dir, target.fmt or "openrecipes")
-    result = runs.run_figures(recipe, target.catalog, log, launched.wall_seconds,
-                                 allow_partial=True, exit_code=launched.returncode)
-    measured = runs.measured_date([log], launched=started.date(), given=options.measured)
+    result = figures_of(target, log, launched.wall_seconds, launched.returncode)
     rank0 = stacks[int(log_path.stem.split("-")[1])]
     environment = {k: v for k, v in rank0.items() if k != node_checks.HOST_KEY}
     command = (f"on each of {rdzv.nodes} nodes: " + recorded_command(workdir, run_dir / "run.sh", dict(recipe.env),
                                                                       target.root) + " (torchrun: c10d rendezvous)")
     extra = {"launcher": {"name": "torchrun", "nodes": rdzv.nodes, "rendezvous": "c10d on the first node"},
              "nodes": node_checks.evidence_nodes(stacks)}
-    return Measured(runs.combine(recipe, [result], measured), "launch", command, log.nccl_version, tail(log_path),
+    return Measured(end_of_runs(target, [result], started.date()), "launch", command, log.nccl_version, tail(log_path),
                     environment, extra)

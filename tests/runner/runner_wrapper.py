@@ -1,7 +1,7 @@
 """TEST WRAPPER, not part of the runner: ``python runner_wrapper.py [--clock K] [--fault N:SIG] [--count FILE] --
 ARGS...`` runs ``python -m runner ARGS...`` with one of two test doubles installed first.
 
---clock K: runner.launch reads a clock K times faster than the real one. The fixture trainer prints step times of
+--clock K: runner.launchers.process reads a clock K times faster than the real one. The fixture trainer prints step times of
   ~111 s but finishes in a fraction of a second; check refuses GPU-hours fewer than the window's steps take, so a
   launch test that writes needs the runner's wall clock to agree with the fixture's pretend time.
 --fault N:SIG: the N-th file-system step (os.open for writing, os.write, os.fchmod, os.fsync, os.replace, os.rename,
@@ -27,13 +27,13 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _install_clock(factor: float) -> None:
-    import runner.launch
+    import runner.launchers.process
 
     start = time.monotonic()
     warped = types.ModuleType("time")
     warped.__dict__.update(time.__dict__)
     warped.monotonic = lambda: start + (time.monotonic() - start) * factor  # type: ignore[attr-defined]
-    runner.launch.time = warped  # type: ignore[attr-defined]
+    runner.launchers.process.time = warped  # type: ignore[attr-defined]
 
 
 def _install_faults(at: int | None, sig: int | None, count_file: str | None) -> None:

@@ -276,7 +276,7 @@ def test_evidence_provenance_records_the_stated_image(tmp_path: Path) -> None:
 def test_a_launch_on_a_terminal_without_rich_runs_without_a_bar_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from runner.launch import _progress_bar
+    from runner.launchers.process import _progress_bar
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

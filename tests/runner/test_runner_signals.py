@@ -115,7 +115,7 @@ def test_interrupt_ends_the_run_when_the_parent_ignores_sigint(
 def test_child_signal_reset_undoes_an_inherited_ignore() -> None:
     """The reset the run's leader gets between fork and exec, seen in a child started by a process that ignores
     SIGINT and SIGTERM (as pytest does when it runs as a background job)."""
-    from runner.launch import _default_signals_in_child
+    from runner.launchers.process import _default_signals_in_child
 
     code = ("import signal, sys; "
             "sys.exit(signal.getsignal(signal.SIGINT) is signal.SIG_IGN or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN)")

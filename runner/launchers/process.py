@@ -15,17 +15,8 @@ from typing import Any, TextIO
 
 from generator import figures
 from runner.environment import missing_runner_extra, runner_extra_message
+from runner.launchers.refusals import Interrupted, RunFailed
 from runner.logs import ParsedLog, parser
-
-
-class RunFailed(Exception):
-    def __init__(self, message: str, log_path: Path | None = None) -> None:
-        super().__init__(message)
-        self.log_path = log_path
-
-
-class Interrupted(Exception):
-    pass
 
 
 @dataclass
