@@ -49,7 +49,7 @@ RECOMPUTE_FACTOR = {"none": 1.0, "selective": 1.0, "full": 8 / 6}
 
 
 def step_tokens(shape: Shape, plan: Plan) -> int:
-    return plan.global_batch * shape.seq
+    return figures.step_tokens(plan.global_batch, shape.seq)
 
 
 def flops_per_token(shape: Shape) -> float:
