@@ -14,7 +14,17 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
+from generator.importers.base import (
+    Document,
+    ParallelRow,
+    Parsed,
+    Skip,
+    Source,
+    derive_figures,
+    imported_result,
+    no_command_line,
+    table_number,
+)
 from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
 
 AUTHOR = "NVIDIA NeMo AutoModel"
@@ -89,13 +99,7 @@ def _cells(line: str) -> list[str]:
 
 
 def _number(key: str, text: str) -> int | float | None:
-    if text in ("-", "", "n/a"):
-        return None
-    clean = text.replace(",", "")
-    try:
-        return int(clean) if key in INTEGERS else float(clean)
-    except ValueError:
-        raise ValueError(f"{key} {text!r} is not a number") from None
+    return table_number(key, text, INTEGERS)
 
 
 def _row(line: int, section: str, system: str, precision: str, values: dict[str, str]) -> Row | Skip:

@@ -26,6 +26,8 @@ from generator.importers.base import (
     drop_repeats,
     imported_result,
     no_command_line,
+    read_document,
+    table_number,
 )
 
 RELEASE_RE = re.compile(r"^##\s+(\d+\.\d+(?:\.\d+)?)\s+NeMo Container\s*$")
@@ -271,13 +273,7 @@ def _row(line: int, release: str, section: str, values: dict[str, str]) -> tuple
 
 
 def _number(key: str, text: str) -> int | float | None:
-    if text.lower() in ("n/a", "-", ""):
-        return None
-    clean = text.replace(",", "")
-    try:
-        return int(clean) if key in INTEGER_KEYS else float(clean)
-    except ValueError:
-        raise ValueError(f"{key} {text!r} is not a number") from None
+    return table_number(key, text, INTEGER_KEYS)
 
 
 def _make_row(line: int, release: str, section: str, system: str, model: str, model_text: str,
@@ -331,7 +327,7 @@ def dedupe(parsed: Parsed) -> Parsed:
 
 
 def read(path: Path) -> Parsed:
-    return dedupe(parse(path.read_text(encoding="utf-8")))
+    return dedupe(parse(read_document(path)))
 
 
 # --- the recipe of a row ------------------------------------------------------------------------------------
