@@ -77,9 +77,10 @@ def quoted(text: str) -> str:
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 
 
-def read_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
+def read_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str = "strict") -> str:
     """A document's text, or SourceError naming the file: a regular file (a FIFO would hang, /dev/zero never ends,
-    a symlink loop never resolves), at most max_bytes, UTF-8 (the first bad byte located) with no NUL byte (binary)."""
+    a symlink loop never resolves), at most max_bytes, with no NUL byte (binary), UTF-8 (the first bad byte located;
+    errors="replace" for a log whose stray bytes do not matter)."""
     try:
         st = os.stat(path)  # follows links: a loop or a dangling link is an OSError here
         if not stat.S_ISREG(st.st_mode):
@@ -97,7 +98,7 @@ def read_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
         line, col = line_col(raw, nul)
         raise SourceError("a NUL byte: a binary file, not a text document", line, col, str(path))
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
         line, col = line_col(raw, exc.start)
         raise SourceError("not valid UTF-8 (a binary file?)", line, col, str(path)) from None
@@ -110,16 +111,19 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?")
 _MAX_NUMBER_CHARACTERS = 40
 
 
-def number(text: str, what: str, integer: bool = False, line: int | None = None) -> float | int:
+def number(text: str, what: str, integer: bool = False, line: int | None = None, positive: bool = False) -> float | int:
     """A stated figure read through one bounded parser: decimal digits (thousands commas allowed), finite, at most
-    MAX_FIGURE in size, whole where `integer`; else SourceError naming `what` and the text (quoted, cut short).
-    1e308, 1e999, Infinity, NaN and a 400-digit integer are all refused here, before any arithmetic."""
+    MAX_FIGURE in size, whole where `integer`, above 0 where `positive`; else SourceError naming `what` and the text
+    (quoted, cut short). 1e308, 1e999, Infinity, NaN and a 400-digit integer are all refused here, before any
+    arithmetic."""
     clean = text.strip().replace(",", "")
     if len(clean) > _MAX_NUMBER_CHARACTERS or not _NUMBER.fullmatch(clean):
         raise SourceError(f"{what} {quoted(text)} is not a number", line)
     value = float(clean)
     if not math.isfinite(value) or abs(value) > MAX_FIGURE:
         raise SourceError(f"{what} {quoted(text)} is out of range (a figure is at most {MAX_FIGURE:.0e})", line)
+    if positive and value <= 0:
+        raise SourceError(f"{what} {quoted(text)} is not positive", line)
     if not integer:
         return value
     if not value.is_integer():

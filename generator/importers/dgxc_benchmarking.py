@@ -34,10 +34,12 @@ from generator.importers.base import (
     Parsed,
     Skip,
     Source,
+    SourceError,
     catalog_gap,
     derive_figures,
     imported_result,
     no_command_line,
+    number,
 )
 
 AUTHOR = "NVIDIA DGX Cloud Benchmarking"
@@ -298,15 +300,26 @@ def _count(cell: str | None, gpus: int) -> int | None:
     if m := re.match(r"^GPUs(?:([*/])(\d+))?$", cell, re.IGNORECASE):
         if m.group(1) is None:
             return gpus
-        n = int(m.group(2))
+        n = _whole(m.group(2)) or 0
         return gpus * n if m.group(1) == "*" else (gpus // n if n and gpus % n == 0 else None)
     return None
 
 
 def _whole(text: str | None) -> int | None:
-    """A cell as a whole number (ASCII digits only: str.isdigit takes '²'), else None."""
+    """A cell as a whole number (ASCII digits only: str.isdigit takes '²') that base.number takes (no 400-digit
+    count), else None."""
     text = (text or "").strip()
-    return int(text) if re.fullmatch(r"[0-9]+", text) else None
+    value = _bounded(text, integer=True) if re.fullmatch(r"[0-9]+", text) else None
+    return None if value is None else int(value)
+
+
+def _bounded(text: str, integer: bool = False) -> float | None:
+    """base.number's reading of a cell the README's patterns matched, None where it refuses it (1e308, a
+    400-digit figure): the column is then skipped as stating no such figure."""
+    try:
+        return number(text, "cell", integer=integer)
+    except SourceError:
+        return None
 
 
 def _fsdp(cell: str | None) -> bool | None:
@@ -320,13 +333,13 @@ def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Conf
     """The column's settings (tp, pp, cp, vp, ep, mbs, gbs, ga, seq, fsdp) and where they are stated, or why not."""
     settings: dict[str, Any] = {}
     if m := GBS_RE.search(header_cell):
-        settings["gbs"] = int(m.group(1))
+        settings["gbs"] = _whole(m.group(1))
     params = PARAMS_RE.search(title)
     if params:
         for key, value in PARAM_RE.findall(params.group(1)):
             key = key.lower()
             if key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq"):
-                settings[key] = int(value) if value.isdigit() else None
+                settings[key] = _whole(value)
         return settings, "the title"
     matches = _matching_configs(configs, gpu_type, gpus, precision, size, settings.get("gbs"), training)
     if len(matches) != 1:
@@ -352,7 +365,7 @@ def _metric_rows(body: list[tuple[int, list[str]]]) -> dict[str, list[str]]:
 
 def _number(cell: str) -> float | None:
     cell = cell.replace(",", "").strip()
-    return float(cell) if NUMBER_RE.match(cell) else None
+    return _bounded(cell) if NUMBER_RE.match(cell) else None
 
 
 def _model_of(words: str) -> tuple[str, str] | str:
@@ -373,7 +386,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
     if col is None:
         out.skips.append(Skip(line, f"column '{header_cell}' names no 'Nx GPU GPUs'"))
         return
-    gpus, gpu_type = int(col.group(1)), col.group(2).upper()
+    gpus, gpu_type = _whole(col.group(1)) or 0, col.group(2).upper()
     words = _model_words(title)
     model = _model_of(words)
     if isinstance(model, str):
@@ -391,7 +404,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
                                     f"({values.get('step', '')!r}, {values.get('tokens', '')!r})"))
         return
     mfu_cell = values.get("mfu", "")
-    mfu = float(m.group(1)) if (m := PERCENT_RE.match(mfu_cell.strip())) else None
+    mfu = _bounded(m.group(1)) if (m := PERCENT_RE.match(mfu_cell.strip())) else None
     tflops = _number(values.get("tflops", ""))
     got = _column_settings(title, header_cell, gpus, configs, gpu_type, precision, _size(title), model[1])
     if isinstance(got, str):

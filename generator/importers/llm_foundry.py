@@ -28,6 +28,7 @@ from generator.importers.base import (
     drop_repeats,
     imported_result,
     no_command_line,
+    number,
 )
 
 REPOSITORY = "mosaicml/llm-foundry"
@@ -174,12 +175,9 @@ def _row(line: int, heading: str, cells: dict[str, str]) -> Row:
     for key in INTEGERS:
         if not re.fullmatch(r"\d+", cells[key]):
             raise ValueError(f"{key} {cells[key]!r} is not a whole number")
-        values[key] = int(cells[key])
+        values[key] = number(cells[key], key, integer=True)
     for key in PERCENTS:
-        try:
-            values[key] = float(cells[key])
-        except ValueError:
-            raise ValueError(f"{key} {cells[key]!r} is not a number") from None
+        values[key] = number(cells[key], key)
     for key in ("seq", "gpus", "mbs", "ga", "gbs", "tokens", "params"):
         if values[key] <= 0:
             raise ValueError(f"{key} {cells[key]!r} is not positive")

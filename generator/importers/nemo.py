@@ -35,10 +35,12 @@ from generator.importers.base import (
     Parsed,
     Skip,
     Source,
+    SourceError,
     catalog_gap,
     derive_figures,
     imported_result,
     no_command_line,
+    number,
 )
 
 REPOSITORY = "NVIDIA/NeMo"
@@ -143,6 +145,15 @@ def _figure(cell: str) -> tuple[str, str | None]:
     return (m.group(1), m.group(2)) if m else (cell, None)
 
 
+def _positive_count(digits: str, key: str) -> bool:
+    """Whether a cell of digits is a count base.number takes (above 0, at most MAX_FIGURE: no 400-digit count)."""
+    try:
+        number(digits, key, integer=True, positive=True)
+    except SourceError:
+        return False
+    return True
+
+
 def _row(line: int, section: str, context: dict[str, str], values: dict[str, str], variant: str | None = None,
          page: bool = False) -> Row | Skip:
     if values["model"] not in MODELS:
@@ -155,7 +166,7 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
         if key == "fsdp":  # 1: FSDP, 0: DDP (the page's abbreviations)
             if text not in ("0", "1"):
                 return Skip(line, f"fsdp '{values[key]}' is neither 0 (DDP) nor 1 (FSDP)")
-        elif not NUMBER_RE.match(text) or int(text) == 0:
+        elif not NUMBER_RE.match(text) or not _positive_count(text, key):
             return Skip(line, f"{key} '{values[key]}' is not a positive whole number")
         numbers[key] = int(text)
     task = values.get("task")
