@@ -107,7 +107,7 @@ def read_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str =
 # Every figure an importer reads is finite and below this: the largest a recipe holds is a token count (a run of
 # 10^13 tokens); a cell beyond it is a typo or an attack, never a publication's figure.
 MAX_FIGURE = 1e15
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _MAX_NUMBER_CHARACTERS = 40
 
 
@@ -117,9 +117,9 @@ def number(text: str, what: str, integer: bool = False, line: int | None = None,
     (quoted, cut short). 1e308, 1e999, Infinity, NaN and a 400-digit integer are all refused here, before any
     arithmetic."""
     clean = text.strip().replace(",", "")
-    if len(clean) > _MAX_NUMBER_CHARACTERS or not _NUMBER.fullmatch(clean):
+    if not _NUMBER.fullmatch(clean):
         raise SourceError(f"{what} {quoted(text)} is not a number", line)
-    value = float(clean)
+    value = float(clean) if len(clean) <= _MAX_NUMBER_CHARACTERS else math.inf  # 400 digits: beyond any bound
     if not math.isfinite(value) or abs(value) > MAX_FIGURE:
         raise SourceError(f"{what} {quoted(text)} is out of range (a figure is at most {MAX_FIGURE:.0e})", line)
     if positive and value <= 0:

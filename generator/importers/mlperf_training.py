@@ -729,7 +729,9 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
                    else f"run_stop {run.run_ms} ms after run_start")
             failed.append(f"{f.name} ({why})")
     if not runs:
-        raise ValueError(f"no successful run among {len(files)} result file(s): {'; '.join(failed)}")
+        unreadable = (f"; unreadable: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+                      if problems else "")
+        raise ValueError(f"no successful run among {len(files)} result file(s): {'; '.join(failed)}{unreadable}")
     batches = {r.global_batch for r in runs}
     if len(batches) != 1 or None in batches:
         raise ValueError(f"the runs log global_batch_size {sorted(map(str, batches))}: not one stated batch")
