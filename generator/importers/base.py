@@ -33,7 +33,7 @@ from generator.load import load_recipe
 from generator.models import Recipe
 from generator.positions import line_col
 from generator.problems import InputError, escape
-from generator.registry import RECIPES_DIR, atomic_write, display_path, load_catalog, recipe_path
+from generator.registry import RECIPES_DIR, CatalogMemo, atomic_write, display_path, load_catalog, recipe_path
 
 GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
 
@@ -534,13 +534,14 @@ def _build_row(source: Source, row: Any, catalog: Catalog, document: Document, s
         raise _Refused([f"{file}:{row.line}: the row makes no valid recipe: {one_line(str(exc), 300)}"]) from None
 
 
-def run_source(source: Source, root: Path, file: Path, document: Document,
-               dry_run: bool) -> tuple[Parsed | None, WriteReport | None, list[str]]:
+def run_source(source: Source, root: Path, file: Path, document: Document, dry_run: bool,
+               catalog_memo: CatalogMemo | None = None) -> tuple[Parsed | None, WriteReport | None, list[str]]:
     """Parse file with source and write its recipes under root: (parsed, write report, problems).
     Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest.
     Nothing is written when there are problems: a document that cannot be read (SourceError, located), a row that
-    makes no valid recipe, or a recipe `check` would refuse (check's own lines)."""
-    catalog = load_catalog(root)
+    makes no valid recipe, or a recipe `check` would refuse (check's own lines). `catalog_memo` keeps the catalog
+    between imports in one process (the fuzz tests)."""
+    catalog = load_catalog(root, catalog_memo)
     if catalog.problems:
         return None, None, [str(p) for p in catalog.problems]
     try:
