@@ -344,6 +344,39 @@ def drop_repeats(parsed: Parsed, key: Callable[[Any], Hashable], reason: Callabl
     return parsed
 
 
+# A Markdown table's separator line ("|---|:---:|"), after its header line.
+TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+def table_end(lines: list[str], i: int) -> int | None:
+    """Where the Markdown table whose header is line i (0-based) ends: the index after its last '|' line; None when
+    line i is no table header (a '|' line followed by a separator line)."""
+    if not (lines[i].lstrip().startswith("|") and i + 1 < len(lines) and TABLE_SEPARATOR.match(lines[i + 1].strip())):
+        return None
+    end = i + 2
+    while end < len(lines) and lines[end].lstrip().startswith("|"):
+        end += 1
+    return end
+
+
+def read_table_body(out: Parsed, lines: list[str], body: range, columns: list[str], header_line: int,
+                    split: Callable[[str], list[str]], make: Callable[[int, dict[str, str]], list[Any]],
+                    refused: tuple[type[Exception], ...] = (ValueError,),
+                    reason: Callable[[Exception], str] = str) -> None:
+    """The body lines of a Markdown table (0-based indices into lines) as rows: each line split into cells, named
+    by `columns`, made into rows by make(1-based line, cells); a line with another number of cells than the header
+    (at `header_line`), or whose make raises one of `refused`, becomes a skip at its line saying why."""
+    for n in body:
+        cells = split(lines[n])
+        if len(cells) != len(columns):
+            out.skips.append(Skip(n + 1, f"{len(cells)} cells but the header at line {header_line} has {len(columns)}"))
+            continue
+        try:
+            out.rows.extend(make(n + 1, dict(zip(columns, cells, strict=True))))
+        except refused as exc:
+            out.skips.append(Skip(n + 1, reason(exc)))
+
+
 def catalog_gap(catalog: Catalog, model: str, gpu: str) -> str | None:
     """Why a row cannot become a recipe here, or None: its model needs an architecture card (its figures are
     recomputed from it) and its GPU type must be in the catalog. The skip reason an importer reports for it."""

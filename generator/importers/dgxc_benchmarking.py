@@ -28,26 +28,14 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    SourceError,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-    no_command_line,
-    number,
-)
+from generator.importers import base
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, SourceError, catalog_gap, derive_figures, number
 
 AUTHOR = "NVIDIA DGX Cloud Benchmarking"
 AUTHOR_URL = "https://github.com/NVIDIA/dgxc-benchmarking"
 GPUS_PER_NODE = {"H100": 8, "B200": 8, "B300": 8, "GB200": 4, "GB300": 4}
 PRECISIONS = {"bf16": "bf16", "fp8": "fp8", "nvfp4": "nvfp4"}
 
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 COLUMN_RE = re.compile(r"^(?:Throughput on\s+)?(\d+)x?\s+([A-Z0-9]+)\s+GPUs?\b(.*)$")
 GBS_RE = re.compile(r"\bGBS\s*=\s*(\d+)")
 PARAMS_RE = re.compile(r"\(([^()]*=[^()]*)\)")
@@ -202,7 +190,7 @@ def _document_context(lines: list[str]) -> Context:
     # A peak table: "| Data Type | GB200 | H100 |" then "| BF16 | 2450 | 989 |".
     for i, line in enumerate(lines[:-1]):
         cells = _cells(line) if line.startswith("|") else []
-        if cells and cells[0].lower() == "data type" and SEPARATOR_RE.match(lines[i + 1]):
+        if cells and cells[0].lower() == "data type" and base.TABLE_SEPARATOR.match(lines[i + 1]):
             for body in lines[i + 2:]:
                 if not body.startswith("|"):
                     break
@@ -229,7 +217,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list
             prec_ctx = m.group(1).lower()
         elif m := TRAINING_CONTEXT_RE.match(line):
             train_ctx = m.group(1).lower()
-        if line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
+        if line.lstrip().startswith("|") and i + 1 < len(lines) and base.TABLE_SEPARATOR.match(lines[i + 1].strip()):
             header = _cells(line)
             body = []
             j = i + 2
@@ -649,7 +637,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
     inferred = [{"field": "layout.sequence_parallel", "reason": "not in the README: on when TP > 1, as NeMo's "
                  "performance configurations set it"}, *row.inferred]
-    result = imported_result(card, round(row.tokens_per_gpu, 1), **_published(row, catalog))
+    result = base.imported_result(card, round(row.tokens_per_gpu, 1), **_published(row, catalog))
     superseded = _mark_superseded(superseded, row, catalog, result.get("published_model_tflops_convention"))
     recipe: dict[str, Any] = {
         "schema_version": 1,
@@ -674,7 +662,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.release, "line": row.line,
                         "system": f"{row.gpus}x {row.gpu_type}", "superseded": superseded},
-        "run": no_command_line(
+        "run": base.no_command_line(
             f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
             f"# (NeMo {row.release}); the table states: {row.title} | {row.gpus}x {row.gpu_type} GPUs,\n"
             f"# step time {row.step_text} s, {row.tokens_total:g} tokens/s.\n", document.url, row.line),

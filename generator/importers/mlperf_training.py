@@ -20,19 +20,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    MAX_FIGURE,
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    SourceError,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-    read_document,
-    read_json,
-)
+from generator.importers import base
+from generator.importers.base import MAX_FIGURE, Document, Parsed, Skip, Source, SourceError, read_document, read_json
 from generator.positions import line_col
 from generator.registry import recipe_path
 
@@ -834,7 +823,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "rows_per_microbatch": c.mbs, "recompute": None, "dispatcher": None, "mtp_layers": None,
             "pipeline_layout": _pipeline_layout(row, card.architecture.layers if card.architecture else None, vpp),
         },
-        "result": imported_result(card, figures.stated("tokens_per_s_per_gpu", tokens),
+        "result": base.imported_result(card, figures.stated("tokens_per_s_per_gpu", tokens),
                                   runs=len(row.runs)),
         "correctness": {
             "result": "not_run",
@@ -863,7 +852,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     inferred = _inferred(row, accumulation, card.architecture.layers if card.architecture else None, vpp)
     if inferred:
         recipe["inferred"] = inferred
-    derive_figures(recipe, catalog)
+    base.derive_figures(recipe, catalog)
     return recipe
 
 
@@ -971,7 +960,7 @@ class MlperfTraining(Source):
                         document.commit)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        gap = catalog_gap(catalog, row.model, row.gpu)
+        gap = base.catalog_gap(catalog, row.model, row.gpu)
         return f"{row.rel}: {gap}" if gap else None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:

@@ -29,19 +29,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    SourceError,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-    no_command_line,
-    number,
-)
+from generator.importers import base
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, SourceError, catalog_gap, derive_figures, number
 
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
@@ -420,7 +409,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append(_page_note(row))
     if row.training == "lora":
         notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
-    result = imported_result(card, row.tokens, **_published(row, catalog))
+    result = base.imported_result(card, row.tokens, **_published(row, catalog))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
@@ -448,7 +437,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.container, "line": row.line,
                         "system": row.system, "superseded": superseded},
-        "run": no_command_line(
+        "run": base.no_command_line(
             f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
             f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
             f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"

@@ -32,23 +32,8 @@ from typing import Any
 
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    SourceError,
-    WriteReport,
-    derive_figures,
-    imported_result,
-    no_command_line,
-    number,
-    one_line,
-    quoted,
-    read_document,
-    render,
-    write,
-)
+from generator.importers import base
+from generator.importers.base import Document, Parsed, Skip, Source, SourceError, WriteReport, derive_figures, number, quoted
 from generator.positions import LineIndex, line_col
 from generator.registry import load_catalog
 
@@ -465,7 +450,7 @@ _LAYOUT_DEPARTURES = (KeyError, TypeError, IndexError, AttributeError, ValueErro
 
 
 def _departure(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {one_line(str(exc), 120)}"
+    return f"{type(exc).__name__}: {base.one_line(str(exc), 120)}"
 
 
 def read_sweep(text: str) -> Sweep:
@@ -607,7 +592,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                      "and publication.stated_gradient_accumulation).")
     if uneven:
         notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
-    result = imported_result(card, float(f.tokens_per_s_per_gpu),
+    result = base.imported_result(card, float(f.tokens_per_s_per_gpu),
                              mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
                              params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT))
     recipe: dict[str, Any] = {
@@ -767,7 +752,7 @@ def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
 
 def _run(row: Row) -> str:
     c = row.config
-    return no_command_line(
+    return base.no_command_line(
         f"# Not published as a command line. Hugging Face ran this row with nanotron's sweep\n"
         f"# ({NANOTRON_SCRIPT}),\n"
         f"# which writes one config per run: dp {c.dp}, tp {c.tp}, pp {c.pp}, batch_accumulation_per_replica "
@@ -829,14 +814,14 @@ def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> d
     for row in failed_layouts(sweep):
         by_model.setdefault(row.model, []).append(failed_entry(row, document, entries[row.cell]))
     return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
-            render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
+            base.render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
             for model, entries in by_model.items() if model in catalog.model_slugs}
 
 
 def write_failed_layouts(root: Path, file: Path, document: Document) -> WriteReport:
     """Write failed/*.yaml under root from the document at `file` (equal bytes are left untouched)."""
-    files = failed_layout_files(read_sweep(read_document(file)), load_catalog(root), document)
-    return write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
+    files = failed_layout_files(read_sweep(base.read_document(file)), load_catalog(root), document)
+    return base.write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
 
 
 def main(argv: list[str] | None = None) -> int:

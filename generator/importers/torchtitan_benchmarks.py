@@ -17,19 +17,10 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    derive_figures,
-    imported_result,
-    no_command_line,
-    number,
-)
+from generator.importers import base
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result, no_command_line, number
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True)
@@ -195,10 +186,7 @@ def parse(text: str) -> Parsed:
         stripped = re.sub(r"\s+", " ", line.strip())
         if stripped.startswith(("**Table", "#### ", "Detailed performance results")):
             caption_text, caption_line = stripped, i + 1
-        elif line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
-            end = i + 2
-            while end < len(lines) and lines[end].lstrip().startswith("|"):
-                end += 1
+        elif (end := base.table_end(lines, i)) is not None:
             _table(out, lines, i, end, caption_text, caption_line)
             i = end
             continue
@@ -219,17 +207,9 @@ def _table(out: Parsed, lines: list[str], start: int, end: int, caption_text: st
         out.skips.extend(Skip(n + 1, f"the caption at line {caption_line} ({caption_text[:60]!r}) is not one the "
                                      "importer knows (its settings are transcribed per caption)") for n in body)
         return
-    for n in body:
-        cells = _split(lines[n])
-        if len(cells) != len(header):
-            out.skips.append(Skip(n + 1, f"{len(cells)} cells but the header at line {start + 1} has {len(header)}"))
-            continue
-        try:
-            rows = _rows(n + 1, caption, dict(zip(header, cells, strict=True)))
-        except (ValueError, KeyError) as exc:
-            out.skips.append(Skip(n + 1, str(exc).strip("'\"")))
-            continue
-        out.rows.extend(rows)
+    # A KeyError names the missing column in quotes: the reason drops them.
+    base.read_table_body(out, lines, body, header, start + 1, _split, lambda line, cells: _rows(line, caption, cells),
+                         (ValueError, KeyError), lambda exc: str(exc).strip("'\""))
 
 
 _DEGREES_RE = re.compile(r"^FSDP (\d+), CP (\d+)$")
