@@ -14,6 +14,7 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
+from generator.importers import base
 from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
 from generator.importers.megatron_bridge import PRECISION_TEXT, SYSTEMS
 
@@ -24,7 +25,6 @@ BENCHMARK_PY = "nemo_automodel/recipes/llm/benchmark.py"
 
 SECTION_RE = re.compile(r"^##\s+(.+?)\s*$")
 TABLE_RE = re.compile(r"^###\s+System:\s*([\w-]+),\s*Precision:\s*(\w+)\s*$")
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 COLUMNS = {"model": "model", "#gpus": "gpus", "gbs": "gbs", "mbs": "mbs", "lbs": "lbs", "ga": "ga",
            "seq length": "seq", "tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "vp": "vp", "fsdp": "fsdp",
@@ -89,13 +89,7 @@ def _cells(line: str) -> list[str]:
 
 
 def _number(key: str, text: str) -> int | float | None:
-    if text in ("-", "", "n/a"):
-        return None
-    clean = text.replace(",", "")
-    try:
-        return int(clean) if key in INTEGERS else float(clean)
-    except ValueError:
-        raise ValueError(f"{key} {text!r} is not a number") from None
+    return base.table_number(key, text, INTEGERS)
 
 
 def _row(line: int, section: str, system: str, precision: str, values: dict[str, str]) -> Row | Skip:
@@ -142,7 +136,7 @@ class Automodel(Source):
                 table = (m.group(1), m.group(2))
             elif m := SECTION_RE.match(lines[i]):
                 section, table = m.group(1).lower(), None
-            elif lines[i].startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1]):
+            elif lines[i].startswith("|") and i + 1 < len(lines) and base.TABLE_SEPARATOR.match(lines[i + 1]):
                 keys = [COLUMNS.get(h.lower(), h) for h in _cells(lines[i])]
                 i += 2
                 while i < len(lines) and lines[i].startswith("|"):

@@ -9,29 +9,189 @@ below).
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import math
+import os
 import re
+import shutil
+import stat
+import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from generator import figures
+from generator import evidence, figures
 from generator.catalog import Catalog, ModelCard
+from generator.check import check_recipe
+from generator.load import load_recipe
 from generator.models import Recipe
-from generator.registry import atomic_write, load_catalog, recipe_path
+from generator.positions import line_col
+from generator.problems import InputError, escape
+from generator.registry import RECIPES_DIR, CatalogMemo, atomic_write, display_path, load_catalog, recipe_path
 
 GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repository>[^/]+/[^/]+)/blob/(?P<commit>[^/]+)/(?P<path>.+)$")
 
 
+# --- reading hostile input: one error type, one line, located ------------------------------------------------
+
+
+class SourceError(ValueError):
+    """Input an importer cannot read, said in one line: `file:line:column: message` (the parts known). A parser
+    raises it with the line (and column) in its text; run_source adds the file. It is a ValueError, so a row parser
+    that turns a row's ValueError into a located skip does so for these too."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, file: str | None = None):
+        super().__init__(message)
+        self.message, self.line, self.column, self.file = message, line, column, file
+
+    def at(self, file: Path | str) -> SourceError:
+        """The same error naming `file` (kept where a deeper reader already named its own file)."""
+        return self if self.file is not None else SourceError(self.message, self.line, self.column, str(file))
+
+    def __str__(self) -> str:
+        where = ":".join(escape(str(p)) for p in (self.file, self.line, self.column) if p is not None)
+        message = one_line(self.message, 400)
+        return f"{where}: {message}" if where else message
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    """Text quoted into a one-line message: control characters escaped and cut to `limit` characters (a 2 MB cell
+    is named by its start and its length, not printed)."""
+    flat = escape(text)
+    return flat if len(flat) <= limit else f"{flat[:limit]}... ({len(text):,} characters)"
+
+
+def quoted(text: str) -> str:
+    """A cell or value as a message quotes it: repr-like quotes around one_line's text."""
+    return f"'{one_line(text, 60)}'"
+
+
+# The largest document an importer reads: the largest committed source is the 2.9 MB playbook page; an MLPerf result
+# file of every rank's log lines is a few MB.
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+
+
+def read_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str = "strict") -> str:
+    """A document's text, or SourceError naming the file: a regular file (a FIFO would hang, /dev/zero never ends,
+    a symlink loop never resolves), at most max_bytes, with no NUL byte (binary), UTF-8 (the first bad byte located;
+    errors="replace" for a log whose stray bytes do not matter)."""
+    try:
+        st = os.stat(path)  # follows links: a loop or a dangling link is an OSError here
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("not a regular file (a FIFO, socket, device or folder is not read)", file=str(path))
+        if st.st_size > max_bytes:
+            raise SourceError(f"file is {st.st_size:,} bytes; the limit is {max_bytes:,}", file=str(path))
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    if len(raw) > max_bytes:  # it grew after the stat
+        raise SourceError(f"file is over the limit of {max_bytes:,} bytes", file=str(path))
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        line, col = line_col(raw, nul)
+        raise SourceError("a NUL byte: a binary file, not a text document", line, col, str(path))
+    try:
+        return raw.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        line, col = line_col(raw, exc.start)
+        raise SourceError("not valid UTF-8 (a binary file?)", line, col, str(path)) from None
+
+
+# Every figure an importer reads is finite and below this: the largest a recipe holds is a token count (a run of
+# 10^13 tokens); a cell beyond it is a typo or an attack, never a publication's figure.
+MAX_FIGURE = 1e15
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_MAX_NUMBER_CHARACTERS = 40
+
+
+def number(text: str, what: str, integer: bool = False, line: int | None = None, positive: bool = False) -> float | int:
+    """A stated figure read through one bounded parser: decimal digits (thousands commas allowed), finite, at most
+    MAX_FIGURE in size, whole where `integer`, above 0 where `positive`; else SourceError naming `what` and the text
+    (quoted, cut short). 1e308, 1e999, Infinity, NaN and a 400-digit integer are all refused here, before any
+    arithmetic."""
+    clean = text.strip().replace(",", "")
+    if not _NUMBER.fullmatch(clean):
+        raise SourceError(f"{what} {quoted(text)} is not a number", line)
+    value = float(clean) if len(clean) <= _MAX_NUMBER_CHARACTERS else math.inf  # 400 digits: beyond any bound
+    if not math.isfinite(value) or abs(value) > MAX_FIGURE:
+        raise SourceError(f"{what} {quoted(text)} is out of range (a figure is at most {MAX_FIGURE:.0e})", line)
+    if positive and value <= 0:
+        raise SourceError(f"{what} {quoted(text)} is not positive", line)
+    if not integer:
+        return value
+    if not value.is_integer():
+        raise SourceError(f"{what} {quoted(text)} is not a whole number", line)
+    return int(value)
+
+
+def table_number(key: str, text: str, integers: Collection[str]) -> int | float | None:
+    """A table cell's figure under column `key`: None where the table marks it absent ('-', 'n/a' or blank), whole
+    for the columns in `integers`, read by `number` (bounded and finite); SourceError naming the column otherwise."""
+    if text.strip().lower() in ("n/a", "-", ""):
+        return None
+    return number(text, key, integer=key in integers)
+
+
+def bounded_value(value: Any, what: str, line: int | None = None) -> Any:
+    """A JSON number checked as `number` checks text (finite, at most MAX_FIGURE); other values unchanged."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if not math.isfinite(value) or abs(value) > MAX_FIGURE:
+        raise SourceError(f"{what} {quoted(str(value))} is out of range (a figure is at most {MAX_FIGURE:.0e})", line)
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_NUMBER_CHARACTERS:
+        raise ValueError(f"a {len(text)}-digit integer")
+    return int(text)
+
+
+def read_json(text: str, line: int = 1, column: int = 1) -> Any:
+    """JSON read with bounds: Infinity, NaN and integers of more than 40 digits refused, nesting that would exhaust
+    the stack refused; SourceError at the error's line and column (counted from `line`, `column` where the JSON
+    starts inside a larger text)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as exc:
+        at_line = line + exc.lineno - 1
+        at_col = exc.colno + (column - 1 if exc.lineno == 1 else 0)
+        raise SourceError(f"not JSON ({exc.msg})", at_line, at_col) from None
+    except RecursionError:
+        raise SourceError("JSON nested too deeply to read", line, column) from None
+    except ValueError as exc:  # a refused constant or integer (the decoder does not say where)
+        raise SourceError(f"JSON: {exc}", line, column) from None
+
+
+def validation_message(exc: ValidationError) -> str:
+    """A pydantic error as one line: the first error's field, message and input."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ())) or "(recipe)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{loc}: {err['msg']} (input {quoted(str(err.get('input')))}){more}"
+
+
 @dataclass(frozen=True)
 class Skip:
-    """A document row (or one configuration of it) that becomes no recipe: its 1-based line and why."""
+    """A document row (or one configuration of it) that becomes no recipe: its 1-based line and why (one line, a
+    quoted cell cut short: a skip reason is printed and written into the notes of the row's other recipes)."""
 
     line: int
     reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", one_line(self.reason, 400))
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"
@@ -100,7 +260,8 @@ class Source(ABC):
         Parsed.table_rows counts the data rows seen. Never guess a value the document does not state."""
 
     def read(self, path: Path) -> Parsed:
-        return self.parse(path.read_text(encoding="utf-8"))
+        """The document at path, parsed; SourceError (located) when it cannot be read."""
+        return self.parse(read_document(path))
 
     def row_document(self, document: Document, row: Any) -> Document:
         """The document a row's recipe cites: the imported one, or (for a source read from a directory) the row's
@@ -181,6 +342,39 @@ def drop_repeats(parsed: Parsed, key: Callable[[Any], Hashable], reason: Callabl
         kept.append(row)
     parsed.rows = kept
     return parsed
+
+
+# A Markdown table's separator line ("|---|:---:|"), after its header line.
+TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+def table_end(lines: list[str], i: int) -> int | None:
+    """Where the Markdown table whose header is line i (0-based) ends: the index after its last '|' line; None when
+    line i is no table header (a '|' line followed by a separator line)."""
+    if not (lines[i].lstrip().startswith("|") and i + 1 < len(lines) and TABLE_SEPARATOR.match(lines[i + 1].strip())):
+        return None
+    end = i + 2
+    while end < len(lines) and lines[end].lstrip().startswith("|"):
+        end += 1
+    return end
+
+
+def read_table_body(out: Parsed, lines: list[str], body: range, columns: list[str], header_line: int,
+                    split: Callable[[str], list[str]], make: Callable[[int, dict[str, str]], list[Any]],
+                    refused: tuple[type[Exception], ...] = (ValueError,),
+                    reason: Callable[[Exception], str] = str) -> None:
+    """The body lines of a Markdown table (0-based indices into lines) as rows: each line split into cells, named
+    by `columns`, made into rows by make(1-based line, cells); a line with another number of cells than the header
+    (at `header_line`), or whose make raises one of `refused`, becomes a skip at its line saying why."""
+    for n in body:
+        cells = split(lines[n])
+        if len(cells) != len(columns):
+            out.skips.append(Skip(n + 1, f"{len(cells)} cells but the header at line {header_line} has {len(columns)}"))
+            continue
+        try:
+            out.rows.extend(make(n + 1, dict(zip(columns, cells, strict=True))))
+        except refused as exc:
+            out.skips.append(Skip(n + 1, reason(exc)))
 
 
 def catalog_gap(catalog: Catalog, model: str, gpu: str) -> str | None:
@@ -316,14 +510,39 @@ def write(built: list[tuple[Path, str]], dry_run: bool) -> WriteReport:
     return report
 
 
-def run_source(source: Source, root: Path, file: Path, document: Document,
-               dry_run: bool) -> tuple[Parsed | None, WriteReport | None, list[str]]:
-    """Parse file with source and write its recipes under root: (parsed, write report, problems).
-    Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest."""
-    catalog = load_catalog(root)
-    if catalog.problems:
-        return None, None, [str(p) for p in catalog.problems]
-    parsed = source.read(file)
+def check_rendered(built: list[tuple[Path, str]], root: Path, catalog: Catalog) -> list[str]:
+    """What `python -m generator check` would say of the recipes an import is about to write: each text staged at
+    its own path below a scratch registry (with the sidecar its real path has), loaded and checked by the check's own
+    rules; its located lines name the real path and the line in the written text."""
+    problems = []
+    today = dt.date.today()
+    with tempfile.TemporaryDirectory(prefix="import-check-") as folder:
+        scratch = Path(folder)
+        for path, text in built:
+            staged = scratch / path.relative_to(root)
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            staged.write_text(text, encoding="utf-8")
+            sidecar = evidence.path_for(path)
+            if sidecar.is_file():
+                shutil.copyfile(sidecar, evidence.path_for(staged))
+            try:
+                problems.extend(check_recipe(load_recipe(staged, display_path(path, root), scratch / RECIPES_DIR),
+                                             catalog, today))
+            except InputError as exc:
+                problems.extend(exc.problems)
+    return [str(p) for p in sorted(set(problems))]
+
+
+class _Refused(Exception):
+    """An import stopped before writing: its located lines."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__(lines)
+        self.lines = lines
+
+
+def _admitted(source: Source, parsed: Parsed, catalog: Catalog) -> list[Any]:
+    """Rows the catalog can take; the others join parsed.skips at their line."""
     admitted = []
     for row in parsed.rows:
         reason = source.admit(row, catalog)
@@ -331,25 +550,62 @@ def run_source(source: Source, root: Path, file: Path, document: Document,
             parsed.skips.append(Skip(row.line, reason))
         else:
             admitted.append(row)
-    parsed.rows = admitted
+    return admitted
+
+
+def _build_row(source: Source, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+               skipped: list[str], file: Path) -> str:
+    """The rendered recipe of one row; a row whose figures make no valid recipe (a figure out of the schema's
+    range, a division the row's own figures make impossible) stops the import at the row's line."""
+    try:
+        return render(source.build(row, catalog, document, superseded, skipped), source.header)
+    except SourceError as exc:
+        raise _Refused([str(SourceError(exc.message, exc.line or row.line, exc.column, exc.file or str(file)))]) from None
+    except ValidationError as exc:
+        raise _Refused([f"{file}:{row.line}: the row makes no valid recipe: {validation_message(exc)}"]) from None
+    except (ValueError, ArithmeticError) as exc:
+        raise _Refused([f"{file}:{row.line}: the row makes no valid recipe: {one_line(str(exc), 300)}"]) from None
+
+
+def run_source(source: Source, root: Path, file: Path, document: Document, dry_run: bool,
+               catalog_memo: CatalogMemo | None = None) -> tuple[Parsed | None, WriteReport | None, list[str]]:
+    """Parse file with source and write its recipes under root: (parsed, write report, problems).
+    Rows the catalog cannot take (source.admit) join parsed.skips at their line; parsed.rows keeps the rest.
+    Nothing is written when there are problems: a document that cannot be read (SourceError, located), a row that
+    makes no valid recipe, or a recipe `check` would refuse (check's own lines). `catalog_memo` keeps the catalog
+    between imports in one process (the fuzz tests)."""
+    catalog = load_catalog(root, catalog_memo)
+    if catalog.problems:
+        return None, None, [str(p) for p in catalog.problems]
+    try:
+        parsed = source.read(file)
+    except SourceError as exc:
+        return None, None, [str(exc.at(file))]
+    parsed.rows = admitted = _admitted(source, parsed, catalog)
     # A row whose other configuration was skipped says so on its recipe, so the registry shows the skip too.
     skipped_at: dict[int, list[str]] = {}
     for skip in parsed.skips:
         skipped_at.setdefault(skip.line, []).append(skip.reason)
     built: list[tuple[Path, str]] = []
     kept: list[Path] = []
-    for row in admitted:
-        path = source.target(root, catalog, row)
-        row_document = source.row_document(document, row)
-        try:
+    try:
+        for row in admitted:
+            path = source.target(root, catalog, row)
+            row_document = source.row_document(document, row)
             superseded = superseded_by_import(path, row_document)
-        except ValueError as exc:
-            return parsed, None, [str(exc)]
-        if superseded is None:
-            kept.append(path)
-            continue
-        recipe = source.build(row, catalog, row_document, superseded, skipped_at.get(row.line, []))
-        built.append((path, render(recipe, source.header)))
+            if superseded is None:
+                kept.append(path)
+                continue
+            built.append((path, _build_row(source, row, catalog, row_document, superseded,
+                                           skipped_at.get(row.line, []), file)))
+    except _Refused as refused:
+        return parsed, None, refused.lines
+    except ValueError as exc:  # an existing recipe that cannot be read (superseded_by_import)
+        return parsed, None, [str(exc)]
+    refused = check_rendered(built, root, catalog)
+    if refused:
+        return parsed, None, [f"{file}: nothing written: `check` would refuse {len(refused)} problem(s) in the "
+                              "recipes of this import:", *refused]
     report = write(built, dry_run)
     report.kept = kept
     return parsed, report, []

@@ -33,24 +33,14 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-    no_command_line,
-)
+from generator.importers import base
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, SourceError, catalog_gap, derive_figures, number
 
 AUTHOR = "NVIDIA DGX Cloud Benchmarking"
 AUTHOR_URL = "https://github.com/NVIDIA/dgxc-benchmarking"
 GPUS_PER_NODE = {"H100": 8, "B200": 8, "B300": 8, "GB200": 4, "GB300": 4}
 PRECISIONS = {"bf16": "bf16", "fp8": "fp8", "nvfp4": "nvfp4"}
 
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 COLUMN_RE = re.compile(r"^(?:Throughput on\s+)?(\d+)x?\s+([A-Z0-9]+)\s+GPUs?\b(.*)$")
 GBS_RE = re.compile(r"\bGBS\s*=\s*(\d+)")
 PARAMS_RE = re.compile(r"\(([^()]*=[^()]*)\)")
@@ -138,7 +128,7 @@ def launch_releases(text: str) -> list[tuple[LaunchRelease, tuple[str, bool] | N
     "if [[ $MODEL_SIZE = size ]]", (size, False) in its else, None outside any."""
     found: list[tuple[LaunchRelease, tuple[str, bool] | None]] = []
     branch: tuple[str, bool] | None = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for line_no, line in enumerate(text.splitlines(), 1):
         if m := LAUNCH_SIZE_IF_RE.match(line):
             branch = (m.group(1).lower(), True)
         elif line.strip() == "else" and branch is not None:
@@ -146,7 +136,7 @@ def launch_releases(text: str) -> list[tuple[LaunchRelease, tuple[str, bool] | N
         elif line.strip() == "fi":
             branch = None
         elif m := next((m for r in LAUNCH_RELEASE_RES if (m := r.match(line))), None):
-            found.append((LaunchRelease(m.group(1), number, line.strip()), branch))
+            found.append((LaunchRelease(m.group(1), line_no, line.strip()), branch))
     return found
 
 
@@ -250,7 +240,7 @@ def _document_context(lines: list[str]) -> Context:
     # A peak table: "| Data Type | GB200 | H100 |" then "| BF16 | 2450 | 989 |".
     for i, line in enumerate(lines[:-1]):
         cells = _cells(line) if line.startswith("|") else []
-        if cells and cells[0].lower() == "data type" and SEPARATOR_RE.match(lines[i + 1]):
+        if cells and cells[0].lower() == "data type" and base.TABLE_SEPARATOR.match(lines[i + 1]):
             for body in lines[i + 2:]:
                 if not body.startswith("|"):
                     break
@@ -277,7 +267,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, list
             prec_ctx = m.group(1).lower()
         elif m := TRAINING_CONTEXT_RE.match(line):
             train_ctx = m.group(1).lower()
-        if line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
+        if line.lstrip().startswith("|") and i + 1 < len(lines) and base.TABLE_SEPARATOR.match(lines[i + 1].strip()):
             header = _cells(line)
             body = []
             j = i + 2
@@ -348,15 +338,26 @@ def _count(cell: str | None, gpus: int) -> int | None:
     if m := re.match(r"^GPUs(?:([*/])(\d+))?$", cell, re.IGNORECASE):
         if m.group(1) is None:
             return gpus
-        n = int(m.group(2))
+        n = _whole(m.group(2)) or 0
         return gpus * n if m.group(1) == "*" else (gpus // n if n and gpus % n == 0 else None)
     return None
 
 
 def _whole(text: str | None) -> int | None:
-    """A cell as a whole number (ASCII digits only: str.isdigit takes '²'), else None."""
+    """A cell as a whole number (ASCII digits only: str.isdigit takes '²') that base.number takes (no 400-digit
+    count), else None."""
     text = (text or "").strip()
-    return int(text) if re.fullmatch(r"[0-9]+", text) else None
+    value = _bounded(text, integer=True) if re.fullmatch(r"[0-9]+", text) else None
+    return None if value is None else int(value)
+
+
+def _bounded(text: str, integer: bool = False) -> float | None:
+    """base.number's reading of a cell the README's patterns matched, None where it refuses it (1e308, a
+    400-digit figure): the column is then skipped as stating no such figure."""
+    try:
+        return number(text, "cell", integer=integer)
+    except SourceError:
+        return None
 
 
 def _fsdp(cell: str | None) -> bool | None:
@@ -370,13 +371,13 @@ def _column_settings(title: str, header_cell: str, gpus: int, configs: list[Conf
     """The column's settings (tp, pp, cp, vp, ep, mbs, gbs, ga, seq, fsdp) and where they are stated, or why not."""
     settings: dict[str, Any] = {}
     if m := GBS_RE.search(header_cell):
-        settings["gbs"] = int(m.group(1))
+        settings["gbs"] = _whole(m.group(1))
     params = PARAMS_RE.search(title)
     if params:
         for key, value in PARAM_RE.findall(params.group(1)):
             key = key.lower()
             if key in ("tp", "pp", "cp", "vp", "ep", "mbs", "ga", "seq"):
-                settings[key] = int(value) if value.isdigit() else None
+                settings[key] = _whole(value)
         return settings, "the title"
     matches = _matching_configs(configs, gpu_type, gpus, precision, size, settings.get("gbs"), training)
     if len(matches) != 1:
@@ -402,7 +403,7 @@ def _metric_rows(body: list[tuple[int, list[str]]]) -> dict[str, list[str]]:
 
 def _number(cell: str) -> float | None:
     cell = cell.replace(",", "").strip()
-    return float(cell) if NUMBER_RE.match(cell) else None
+    return _bounded(cell) if NUMBER_RE.match(cell) else None
 
 
 def _model_of(words: str) -> tuple[str, str] | str:
@@ -423,7 +424,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
     if col is None:
         out.skips.append(Skip(line, f"column '{header_cell}' names no 'Nx GPU GPUs'"))
         return
-    gpus, gpu_type = int(col.group(1)), col.group(2).upper()
+    gpus, gpu_type = _whole(col.group(1)) or 0, col.group(2).upper()
     words = _model_words(title)
     model = _model_of(words)
     if isinstance(model, str):
@@ -441,7 +442,7 @@ def _column(out: Parsed, line: int, title: str, header_cell: str, metrics: dict[
                                     f"({values.get('step', '')!r}, {values.get('tokens', '')!r})"))
         return
     mfu_cell = values.get("mfu", "")
-    mfu = float(m.group(1)) if (m := PERCENT_RE.match(mfu_cell.strip())) else None
+    mfu = _bounded(m.group(1)) if (m := PERCENT_RE.match(mfu_cell.strip())) else None
     tflops = _number(values.get("tflops", ""))
     got = _column_settings(title, header_cell, gpus, configs, gpu_type, precision, _size(title), model[1])
     if isinstance(got, str):
@@ -690,7 +691,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
     inferred = [{"field": "layout.sequence_parallel", "reason": "not in the README: on when TP > 1, as NeMo's "
                  "performance configurations set it"}, *row.inferred]
-    result = imported_result(card, round(row.tokens_per_gpu, 1), **_published(row, catalog))
+    result = base.imported_result(card, round(row.tokens_per_gpu, 1), **_published(row, catalog))
     superseded = _mark_superseded(superseded, row, catalog, result.get("published_model_tflops_convention"))
     recipe: dict[str, Any] = {
         "schema_version": 1,
@@ -719,7 +720,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
                         **({"sha256": row.document_sha256} if row.document_sha256 else {}),
                         "release": row.release, "line": row.line,
                         "system": f"{row.gpus}x {row.gpu_type}", "superseded": superseded},
-        "run": no_command_line(
+        "run": base.no_command_line(
             f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
             f"# (NeMo {row.release}); the table states: {row.title} | {row.gpus}x {row.gpu_type} GPUs,\n"
             f"# step time {row.step_text} s, {row.tokens_total:g} tokens/s.\n", document.url, row.line),
@@ -754,12 +755,13 @@ class DgxcBenchmarking(Source):
     parse = staticmethod(parse)
 
     def read(self, path: Path) -> Parsed:
-        parsed = self.parse(path.read_text(encoding="utf-8"))
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        text = base.read_document(path)  # the guarded read (regular file, size bound, UTF-8): SourceError, located
+        parsed = self.parse(text)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         for row in parsed.rows:
             row.document_sha256 = digest
         launch = path.parent / LAUNCH_SCRIPT
-        return with_launch_releases(parsed, launch.read_text(encoding="utf-8")) if launch.is_file() else parsed
+        return with_launch_releases(parsed, base.read_document(launch)) if launch.is_file() else parsed
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
         if gap := catalog_gap(catalog, row.model, row.gpu_type):

@@ -19,16 +19,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    derive_figures,
-    drop_repeats,
-    imported_result,
-    no_command_line,
-)
+from generator.importers import base
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, drop_repeats, imported_result, number
 
 REPOSITORY = "mosaicml/llm-foundry"
 DOCUMENT_PATH = "scripts/train/benchmarking/README.md"
@@ -37,7 +29,6 @@ AUTHOR = "MosaicML (Databricks) llm-foundry"
 AUTHOR_URL = "https://github.com/mosaicml/llm-foundry"
 
 HEADING_RE = re.compile(r"^##\s+(.+?)\s*$")
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 # Header text -> field key; every column is required (the tables all have the same 20).
 COLUMNS = {
@@ -133,10 +124,7 @@ def parse(text: str) -> Parsed:
         line = lines[i]
         if m := HEADING_RE.match(line):
             heading = m.group(1)
-        elif line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
-            end = i + 2
-            while end < len(lines) and lines[end].lstrip().startswith("|"):
-                end += 1
+        elif (end := base.table_end(lines, i)) is not None:
             _table(out, lines, i, end, heading)
             i = end
             continue
@@ -155,18 +143,8 @@ def _table(out: Parsed, lines: list[str], start: int, end: int, heading: str) ->
                   else f"table has no {', '.join(map(repr, missing))} column")
         out.skips.extend(Skip(n + 1, reason) for n in body)
         return
-    keys = [COLUMNS[h] for h in header]
-    for n in body:
-        cells = _split(lines[n])
-        if len(cells) != len(keys):
-            out.skips.append(Skip(n + 1, f"{len(cells)} cells but the header at line {start + 1} has {len(keys)}"))
-            continue
-        try:
-            row = _row(n + 1, heading, dict(zip(keys, cells, strict=True)))
-        except ValueError as exc:
-            out.skips.append(Skip(n + 1, str(exc)))
-            continue
-        out.rows.append(row)
+    base.read_table_body(out, lines, body, [COLUMNS[h] for h in header], start + 1, _split,
+                         lambda line, cells: [_row(line, heading, cells)])
 
 
 def _row(line: int, heading: str, cells: dict[str, str]) -> Row:
@@ -174,12 +152,9 @@ def _row(line: int, heading: str, cells: dict[str, str]) -> Row:
     for key in INTEGERS:
         if not re.fullmatch(r"\d+", cells[key]):
             raise ValueError(f"{key} {cells[key]!r} is not a whole number")
-        values[key] = int(cells[key])
+        values[key] = number(cells[key], key, integer=True)
     for key in PERCENTS:
-        try:
-            values[key] = float(cells[key])
-        except ValueError:
-            raise ValueError(f"{key} {cells[key]!r} is not a number") from None
+        values[key] = number(cells[key], key)
     for key in ("seq", "gpus", "mbs", "ga", "gbs", "tokens", "params"):
         if values[key] <= 0:
             raise ValueError(f"{key} {cells[key]!r} is not positive")
@@ -390,7 +365,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
 
 
 def _run(row: Row, document: Document) -> str:
-    return no_command_line(
+    return base.no_command_line(
         f"# Not published as a command line. llm-foundry's {DOCUMENT_PATH} reproduces its tables with sweep.sh /\n"
         f"# submit_benchmarks.py on the MosaicML platform (mpt-{row.size}.yaml, {row.gpus} x {row.gpu}, sequence\n"
         f"# {row.seq}, global batch {row.gbs}, micro-batch {row.mbs}, precision {row.precision}, FSDP "

@@ -16,22 +16,12 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    derive_figures,
-    drop_repeats,
-    imported_result,
-    no_command_line,
-)
+from generator.importers import base
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, derive_figures, drop_repeats, imported_result
 
 RELEASE_RE = re.compile(r"^##\s+(\d+\.\d+(?:\.\d+)?)\s+NeMo Container\s*$")
 HEADING_RE = re.compile(r"^####\s+(System|Model):\s*(.+?)\s*$")
 SECTION_RE = re.compile(r"^###\s+(.+?)\s*$")
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 ALT_RE = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 
 # Header text (lower case, spaces squeezed) -> field key.
@@ -186,10 +176,7 @@ def parse(text: str) -> Parsed:
             heading = (m.group(1).lower(), m.group(2))
         elif m := SECTION_RE.match(line):
             section = m.group(1)
-        elif line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
-            end = i + 2
-            while end < len(lines) and lines[end].lstrip().startswith("|"):
-                end += 1
+        elif (end := base.table_end(lines, i)) is not None:
             if release is not None:
                 _table(out, lines, i, end, release, section, heading, footnotes)
             i = end
@@ -271,13 +258,7 @@ def _row(line: int, release: str, section: str, values: dict[str, str]) -> tuple
 
 
 def _number(key: str, text: str) -> int | float | None:
-    if text.lower() in ("n/a", "-", ""):
-        return None
-    clean = text.replace(",", "")
-    try:
-        return int(clean) if key in INTEGER_KEYS else float(clean)
-    except ValueError:
-        raise ValueError(f"{key} {text!r} is not a number") from None
+    return base.table_number(key, text, INTEGER_KEYS)
 
 
 def _make_row(line: int, release: str, section: str, system: str, model: str, model_text: str,
@@ -331,7 +312,7 @@ def dedupe(parsed: Parsed) -> Parsed:
 
 
 def read(path: Path) -> Parsed:
-    return dedupe(parse(path.read_text(encoding="utf-8")))
+    return dedupe(parse(base.read_document(path)))
 
 
 # --- the recipe of a row ------------------------------------------------------------------------------------
@@ -699,7 +680,7 @@ def _run(row: Row, source_url: str) -> str:
                 f"GBS {row.gbs}, MBS {row.mbs}, sequence {row.seq}, FSDP {row.fsdp if row.fsdp is not None else 'n/a'}, "
                 f"TP {row.tp}, PP {row.pp}, CP {row.cp}, VP {row.vp or 'n/a'}, EP {row.ep or 'n/a'}, "
                 f"GA {row.ga or 'n/a'}")
-    return no_command_line(
+    return base.no_command_line(
         f"# Not published as a command line. NVIDIA ran this row with Megatron-Bridge's performance recipes\n"
         f"# (scripts/performance in the repository) in the NeMo {row.release} container; the row states:\n"
         f"# {settings}.\n", source_url, row.line)

@@ -13,7 +13,7 @@ throughput that includes the evaluations made during training, not a steady-stat
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +21,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, catalog_gap, derive_figures, imported_result
+from generator.importers import base
+from generator.importers.base import MAX_FIGURE, Document, Parsed, Skip, Source, SourceError, read_document, read_json
 from generator.positions import line_col
 from generator.registry import recipe_path
 
@@ -127,18 +128,17 @@ def parse_line(text: str, line: int) -> Event | None:
         return None
     col = at + len(MLLOG) + 1
     try:
-        obj = json.loads(text[at + len(MLLOG):])
-    except json.JSONDecodeError as exc:
-        raise MllogError(f"{line}:{col + exc.pos}: MLLOG: not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise MllogError(f"{line}:{col}: MLLOG: nested too deeply to read") from None
+        obj = read_json(text[at + len(MLLOG):], line, col)
+    except SourceError as exc:
+        raise MllogError(f"{exc.line}:{exc.column}: MLLOG: {exc.message}") from None
     if not isinstance(obj, dict):
         raise MllogError(f"{line}:{col}: MLLOG: a {type(obj).__name__}, not an object")
     key, time_ms, metadata = obj.get("key"), obj.get("time_ms"), obj.get("metadata", {})
     if not isinstance(key, str):
         raise MllogError(f"{line}:{col}: MLLOG: key: missing or not text")
-    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or time_ms != time_ms:
-        raise MllogError(f"{line}:{col}: MLLOG: time_ms: missing or not a number")
+    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or not math.isfinite(time_ms) \
+            or not 0 <= time_ms <= MAX_FIGURE:
+        raise MllogError(f"{line}:{col}: MLLOG: time_ms: missing or not a time (a finite count of milliseconds)")
     if not isinstance(metadata, dict):
         raise MllogError(f"{line}:{col}: MLLOG: metadata: not an object")
     return Event(line, key, int(time_ms), obj.get("value"), metadata)
@@ -161,11 +161,14 @@ class Run:
 
     @property
     def success(self) -> bool:
-        return self.run_ms is not None and self.status == "success" and self.samples is not None
+        return (self.run_ms is not None and self.run_ms > 0 and self.status == "success" and self.samples is not None
+                and self.samples > 0)
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    """A logged count: a whole, finite number within base.MAX_FIGURE (1e300 samples is no count), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or abs(value) > MAX_FIGURE:
         return None
     return int(value) if float(value).is_integer() else None
 
@@ -233,7 +236,7 @@ def referred_implementations(folder: Path) -> list[Path]:
     readme = folder / "README.md"
     if not readme.is_file():
         return []
-    names = _README_LINK.findall(readme.read_text(encoding="utf-8", errors="replace"))
+    names = _README_LINK.findall(read_document(readme, errors="replace"))
     return [folder.parent / name for name in dict.fromkeys(names) if (folder.parent / name).is_dir()]
 
 
@@ -244,7 +247,7 @@ def read_config(path: Path, seen: frozenset[Path] = frozenset(),
     A sourced file that the config's folder lacks is read from the implementation its README.md refers to; origin
     (when given) records the file each variable was last set in, so such values can be marked inferred."""
     values: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in read_document(path, errors="replace").splitlines():
         sourced = _SOURCE.match(line)
         if sourced:
             # Beside the config, or in the implementation's configs/ folder (where some copies keep config_common.sh),
@@ -273,7 +276,7 @@ def yaml_defaults(impl: Path, root: Path) -> dict[str, tuple[str, str]]:
     the YAML's path). The first YAML (sorted) that names one gives it."""
     out: dict[str, tuple[str, str]] = {}
     for path in sorted(impl.glob("**/*.yaml")):
-        for m in _OC_ENV_DEFAULT.finditer(path.read_text(encoding="utf-8", errors="replace")):
+        for m in _OC_ENV_DEFAULT.finditer(read_document(path, errors="replace")):
             out.setdefault(m.group(1), (m.group(2).strip("\"'"), path.relative_to(root).as_posix()))
     return out
 
@@ -298,7 +301,7 @@ def code_precision(impl: Path, root: Path) -> tuple[str, str] | None:
     ("fp8", where it was read). None when no train.py hard-codes one, or when two disagree."""
     found: dict[str, str] = {}
     for path in sorted(impl.glob("**/train.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_document(path, errors="replace")
         at = text.find(_MIXED_PRECISION)
         while at >= 0:
             start = at + len(_MIXED_PRECISION)
@@ -549,11 +552,11 @@ def _maxtext_note(root: Path, submitter: str, benchmark: str) -> str:
     """Why a submission without config_*.sh that launches MaxText (Google's TPU rows) stays out: its launch scripts
     state the layout, but their quantization (int8) is a precision the registry's schema has no value for."""
     scripts = [p for f in benchmark_folders(root, submitter, benchmark) for p in sorted(f.glob("**/*.sh"))
-               if "MaxText/train.py" in p.read_text(encoding="utf-8", errors="replace")]
+               if "MaxText/train.py" in read_document(p, errors="replace")]
     if not scripts:
         return ""
     quant = sorted({m.group(1) for p in scripts
-                    for m in _MAXTEXT_QUANT.finditer(p.read_text(encoding="utf-8", errors="replace"))})
+                    for m in _MAXTEXT_QUANT.finditer(read_document(p, errors="replace"))})
     return (f"; its {len(scripts)} MaxText launch script(s) ({', '.join(p.name for p in scripts)}) set "
             + (f"quantization={'/'.join(quant)}, a precision the schema has no value for" if quant
                else "no quantization, and their precision is not read by this importer"))
@@ -702,6 +705,8 @@ def read_round(root: Path, round_name: str | None = None) -> Parsed:
         try:
             row = _row(root, folder, rel, line, rname)
         except ValueError as exc:
+            if isinstance(exc, SourceError) and exc.file is not None:
+                raise  # a file of the checkout that is no regular text file (a FIFO, a device, a loop): stop there
             out.skips.append(Skip(line, f"{rel}: {exc}"))
             continue
         out.rows.append(row)
@@ -714,9 +719,11 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
     if not sys_path.is_file():
         raise ValueError(f"no systems/{system}.json")
     try:
-        sysjson = json.loads(sys_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"systems/{system}.json is not JSON ({exc})") from None
+        sysjson = read_json(read_document(sys_path))
+    except SourceError as exc:
+        if exc.file is not None:
+            raise  # not a regular file, binary or too big: the import stops there
+        raise ValueError(f"systems/{system}.json:{exc.line}:{exc.column}: {exc.message}") from None
     if not isinstance(sysjson, dict):
         raise ValueError(f"systems/{system}.json is not an object")
     division = str(sysjson.get("division", "")).lower()
@@ -734,16 +741,20 @@ def _row(root: Path, folder: Path, rel: str, line: int, rname: str) -> Row:
         raise ValueError("no result_*.txt (absent from the copy read)")
     runs, failed, problems = [], [], []
     for f in files:
-        run = read_run(f.name, f.read_text(encoding="utf-8", errors="replace"), benchmark)
+        run = read_run(f.name, read_document(f, errors="replace"), benchmark)
         problems.extend(run.problems)
         if run.success:
             runs.append(run)
         else:
             why = ("no run_stop" if run.run_ms is None else f"run_stop status {run.status}" if run.status != "success"
-                   else "run_stop states no samples_count")
+                   else "run_stop states no samples_count" if run.samples is None
+                   else f"samples_count {run.samples} is not positive" if run.samples <= 0
+                   else f"run_stop {run.run_ms} ms after run_start")
             failed.append(f"{f.name} ({why})")
     if not runs:
-        raise ValueError(f"no successful run among {len(files)} result file(s): {'; '.join(failed)}")
+        unreadable = (f"; unreadable: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+                      if problems else "")
+        raise ValueError(f"no successful run among {len(files)} result file(s): {'; '.join(failed)}{unreadable}")
     batches = {r.global_batch for r in runs}
     if len(batches) != 1 or None in batches:
         raise ValueError(f"the runs log global_batch_size {sorted(map(str, batches))}: not one stated batch")
@@ -855,7 +866,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "mtp_layers": stated[1] if stated else None,
             "pipeline_layout": _pipeline_layout(row, layers, vpp),
         },
-        "result": imported_result(card, figures.stated("tokens_per_s_per_gpu", tokens),
+        "result": base.imported_result(card, figures.stated("tokens_per_s_per_gpu", tokens),
                                   runs=len(row.runs)),
         "correctness": {
             "result": "not_run",
@@ -884,7 +895,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
     inferred = _inferred(row, accumulation, card.architecture.layers if card.architecture else None, vpp)
     if inferred:
         recipe["inferred"] = inferred
-    derive_figures(recipe, catalog)
+    base.derive_figures(recipe, catalog)
     return recipe
 
 
@@ -1054,7 +1065,7 @@ class MlperfTraining(Source):
                         document.commit)
 
     def admit(self, row: Row, catalog: Catalog) -> str | None:
-        gap = catalog_gap(catalog, row.model, row.gpu)
+        gap = base.catalog_gap(catalog, row.model, row.gpu)
         return f"{row.rel}: {gap}" if gap else None
 
     def target(self, root: Path, catalog: Catalog, row: Row) -> Path:

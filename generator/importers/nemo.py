@@ -29,17 +29,8 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import (
-    Document,
-    ParallelRow,
-    Parsed,
-    Skip,
-    Source,
-    catalog_gap,
-    derive_figures,
-    imported_result,
-    no_command_line,
-)
+from generator.importers import base
+from generator.importers.base import Document, ParallelRow, Parsed, Skip, Source, SourceError, catalog_gap, derive_figures, number
 
 REPOSITORY = "NVIDIA/NeMo"
 PATH = "docs/source/performance/performance_summary.md"
@@ -144,6 +135,15 @@ def _figure(cell: str) -> tuple[str, str | None]:
     return (m.group(1), m.group(2)) if m else (cell, None)
 
 
+def _positive_count(digits: str, key: str) -> bool:
+    """Whether a cell of digits is a count base.number takes (above 0, at most MAX_FIGURE: no 400-digit count)."""
+    try:
+        number(digits, key, integer=True, positive=True)
+    except SourceError:
+        return False
+    return True
+
+
 def _row(line: int, section: str, context: dict[str, str], values: dict[str, str], variant: str | None = None,
          page: bool = False) -> Row | Skip:
     if values["model"] not in MODELS:
@@ -156,7 +156,7 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
         if key == "fsdp":  # 1: FSDP, 0: DDP (the page's abbreviations)
             if text not in ("0", "1"):
                 return Skip(line, f"fsdp '{values[key]}' is neither 0 (DDP) nor 1 (FSDP)")
-        elif not NUMBER_RE.match(text) or int(text) == 0:
+        elif not NUMBER_RE.match(text) or not _positive_count(text, key):
             return Skip(line, f"{key} '{values[key]}' is not a positive whole number")
         numbers[key] = int(text)
     task = values.get("task")
@@ -416,7 +416,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         notes.append(_page_note(row))
     if row.training == "lora":
         notes.append("A LoRA row: adapters on a frozen base; the MFU counts 4N FLOPs a token.")
-    result = imported_result(card, row.tokens, **_published(row, catalog))
+    result = base.imported_result(card, row.tokens, **_published(row, catalog))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
@@ -444,7 +444,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
         "result": result,
         "publication": {"url": document.url, "commit": document.commit, "release": row.container, "line": row.line,
                         **_page_copy(row, document), "system": row.system, "superseded": superseded},
-        "run": no_command_line(
+        "run": base.no_command_line(
             f"# Not published as a command line. NVIDIA ran this row with NeMo {row.container}'s performance "
             f"scripts;\n# the row states: {row.model_text}, {row.gpus} GPUs, GBS {row.gbs}, MBS {row.mbs}, "
             f"sequence {row.seq},\n# TP {row.tp}, PP {row.pp}, CP {row.cp or '-'}, VP {row.vp or '-'}"

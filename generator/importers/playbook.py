@@ -25,25 +25,16 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from generator import failed, figures
 from generator.catalog import Architecture, Catalog
-from generator.importers.base import (
-    Document,
-    Parsed,
-    Skip,
-    Source,
-    WriteReport,
-    derive_figures,
-    imported_result,
-    no_command_line,
-    render,
-    write,
-)
-from generator.positions import LineIndex
+from generator.importers import base
+from generator.importers.base import Document, Parsed, Skip, Source, SourceError, WriteReport, derive_figures, number, quoted
+from generator.positions import LineIndex, line_col
 from generator.registry import load_catalog
 
 REPOSITORY = "vinjn/nanotron-ultrascale-playbook"
@@ -156,19 +147,33 @@ class Row:
         return f"line {self.line}, column {self.column}"
 
 
-class DocumentError(ValueError):
+class DocumentError(SourceError):
     """The document is not the figure this importer reads (with the line and column where it departs)."""
 
 
 def _figure_data(text: str) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
-    """The figure's traces, the offset where its data array starts, and its layout."""
+    """The figure's traces, the offset where its data array starts, and its layout; DocumentError where the call's
+    arguments are not a JSON array and object (a truncated page ends inside them)."""
     start = text.find(NEWPLOT)
     if start < 0:
         raise DocumentError("no Plotly.newPlot( call: not a Plotly figure")
     decoder = json.JSONDecoder()
-    data_at = text.index("[", start)
-    data, end = decoder.raw_decode(text, data_at)
-    layout, _ = decoder.raw_decode(text, text.index("{", end))
+    data_at = text.find("[", start)
+    if data_at < 0:
+        raise DocumentError("Plotly.newPlot( has no data array", *line_col(text, start))
+    try:
+        data, end = decoder.raw_decode(text, data_at)
+        layout_at = text.find("{", end)
+        if layout_at < 0:
+            raise DocumentError("Plotly.newPlot('s data is followed by no layout object", *line_col(text, end))
+        layout, _ = decoder.raw_decode(text, layout_at)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"the figure's JSON is cut short or broken ({exc.msg})", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise DocumentError("the figure's JSON is nested too deeply to read", *line_col(text, data_at)) from None
+    if not isinstance(data, list) or not isinstance(layout, dict):
+        raise DocumentError("Plotly.newPlot('s arguments are not a data array and a layout object",
+                            *line_col(text, data_at))
     return data, data_at, layout
 
 
@@ -215,9 +220,9 @@ def _fields(hover: str) -> dict[str, str]:
 def _number(value: str, where: str) -> float | None:
     match = _NUMBER.match(value)
     if match is None:
-        raise DocumentError(f"{where}: '{value}' is not a number")
+        raise DocumentError(f"{where}: {quoted(value)} is not a number")
     figure = match.group("value")
-    return None if figure == "nan" else float(figure.replace(",", ""))
+    return None if figure == "nan" else number(figure, f"{where}: figure")
 
 
 def _row(hover: str, model: str, where: str) -> tuple[Config, Figures | None]:
@@ -228,8 +233,10 @@ def _row(hover: str, model: str, where: str) -> tuple[Config, Figures | None]:
     config_values: dict[str, int] = {}
     for name, key in CONFIG_KEYS.items():
         if not re.fullmatch(r"[0-9]+", fields[name]):
-            raise DocumentError(f"{where}: {name} '{fields[name]}' is not a whole number")
-        config_values[key] = int(fields[name])
+            raise DocumentError(f"{where}: {name} {quoted(fields[name])} is not a whole number")
+        config_values[key] = int(number(fields[name], f"{where}: {name}", integer=True))
+        if config_values[key] == 0 and key != "zero":  # ZeRO-0 is a stage; every other count is at least 1
+            raise DocumentError(f"{where}: {name} 0 is not a count")
     values = {key: _number(fields[name], where) for name, key in FIGURE_KEYS.items()}
     config = Config(model=model, **config_values)
     if all(v is None for v in values.values()):
@@ -366,29 +373,36 @@ def read_cells(text: str) -> tuple[list[Cell], list[int]]:
     repeated: list[int] = []
     seen: dict[tuple[str, str], int] = {}
     for i in texted:
-        trace = data[i]
-        axis = trace.get("xaxis", "x")
-        if axis not in axis_models:
-            raise DocumentError(f"trace {i} is on axis {axis}, under no model title")
-        key = (axis, json.dumps(trace["text"]))
-        if key in seen:
-            repeated.append(i)
-            continue
-        seen[key] = i
-        circles = 0 if trace["marker"].get("symbol") == "x" else len(trace["x"])
-        crosses = _crosses(data, i, trace, circles)
-        if circles + crosses != len(trace["text"]):
-            line, col = lines.line_col(offsets[i][0])
-            raise DocumentError(f"line {line}, column {col}: cell of trace {i} has {circles} circles and {crosses} "
-                                f"crosses for {len(trace['text'])} texts")
-        markers = ([Marker(float(c), float(z)) for c, z in zip(trace["marker"]["color"], trace["marker"]["size"],
-                                                               strict=True)] if circles else [])
-        entries = []
-        for n, hover in enumerate(trace["text"]):
-            line, col = lines.line_col(offsets[i][n])
-            config, stated = _row(hover, axis_models[axis], f"line {line}, column {col}")
-            entries.append(Entry(line, col, n, config, stated))
-        cells.append(Cell(i, axis_models[axis], markers, entries))
+        try:
+            trace = data[i]
+            axis = trace.get("xaxis", "x")
+            if axis not in axis_models:
+                raise DocumentError(f"trace {i} is on axis {axis}, under no model title")
+            key = (axis, json.dumps(trace["text"]))
+            if key in seen:
+                repeated.append(i)
+                continue
+            seen[key] = i
+            circles = 0 if trace["marker"].get("symbol") == "x" else len(trace["x"])
+            crosses = _crosses(data, i, trace, circles)
+            if circles + crosses != len(trace["text"]):
+                line, col = lines.line_col(offsets[i][0])
+                raise DocumentError(f"line {line}, column {col}: cell of trace {i} has {circles} circles and {crosses} "
+                                    f"crosses for {len(trace['text'])} texts")
+            markers = ([Marker(float(c), float(z)) for c, z in zip(trace["marker"]["color"], trace["marker"]["size"],
+                                                                   strict=True)] if circles else [])
+            entries = []
+            for n, hover in enumerate(trace["text"]):
+                line, col = lines.line_col(offsets[i][n])
+                config, stated = _row(hover, axis_models[axis], f"line {line}, column {col}")
+                entries.append(Entry(line, col, n, config, stated))
+            cells.append(Cell(i, axis_models[axis], markers, entries))
+        except _LAYOUT_DEPARTURES as exc:
+            if isinstance(exc, SourceError):
+                raise
+            where = lines.line_col(offsets[i][0]) if i < len(offsets) and offsets[i] else (None, None)
+            raise DocumentError(f"trace {i} is not laid out as the playbook's traces are ({_departure(exc)})",
+                                *where) from None
     return cells, repeated
 
 
@@ -435,9 +449,28 @@ def merge_repeats(rows: list[Row]) -> tuple[list[Row], list[Row]]:
     return [kept[i] for i in sorted(kept)], sorted(merged, key=lambda r: r.index)
 
 
+# What reading a JSON structure of another shape raises: a missing key, a value of another type, a list of another
+# length (zip(strict=True)), a string that is not where it should be (str.index).
+_LAYOUT_DEPARTURES = (KeyError, TypeError, IndexError, AttributeError, ValueError, ZeroDivisionError)
+
+
+def _departure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {base.one_line(str(exc), 120)}"
+
+
 def read_sweep(text: str) -> Sweep:
     """Every hover-text entry of the figure, in document order, with its outcome read from the circles' markers
-    and repeats merged. Pure: no catalog, no files."""
+    and repeats merged. Pure: no catalog, no files. DocumentError (located where it can be) for a page that is not
+    the figure this importer reads."""
+    try:
+        return _read_sweep(text)
+    except _LAYOUT_DEPARTURES as exc:
+        if isinstance(exc, SourceError):
+            raise
+        raise DocumentError(f"the figure is not laid out as the playbook's ({_departure(exc)})") from None
+
+
+def _read_sweep(text: str) -> Sweep:
     cells, repeated = read_cells(text)
     scales = model_scales(cells)
     rows: list[Row] = []
@@ -564,7 +597,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
                      "and publication.stated_gradient_accumulation).")
     if uneven:
         notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
-    result = imported_result(card, float(f.tokens_per_s_per_gpu),
+    result = base.imported_result(card, float(f.tokens_per_s_per_gpu),
                              mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
                              params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT))
     recipe: dict[str, Any] = {
@@ -724,7 +757,7 @@ def mfu_note(row: Row, arch: Architecture, peak: float) -> str:
 
 def _run(row: Row) -> str:
     c = row.config
-    return no_command_line(
+    return base.no_command_line(
         f"# Not published as a command line. Hugging Face ran this row with nanotron's sweep\n"
         f"# ({NANOTRON_SCRIPT}),\n"
         f"# which writes one config per run: dp {c.dp}, tp {c.tp}, pp {c.pp}, batch_accumulation_per_replica "
@@ -788,14 +821,14 @@ def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> d
     for row in failed_layouts(sweep):
         by_model.setdefault(row.model, []).append(failed_entry(row, document, entries[row.cell]))
     return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
-            render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
+            base.render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
             for model, entries in by_model.items() if model in catalog.model_slugs}
 
 
 def write_failed_layouts(root: Path, file: Path, document: Document) -> WriteReport:
     """Write failed/*.yaml under root from the document at `file` (equal bytes are left untouched)."""
-    files = failed_layout_files(read_sweep(file.read_text(encoding="utf-8")), load_catalog(root), document)
-    return write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
+    files = failed_layout_files(read_sweep(base.read_document(file)), load_catalog(root), document)
+    return base.write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -806,7 +839,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator.importers.playbook")
     parser.add_argument("file", type=Path, help="benchmarks_interactive.html at commit " + COMMIT)
     args = parser.parse_args(argv)
-    report = write_failed_layouts(Path.cwd(), args.file, ORIGINAL)
+    try:
+        report = write_failed_layouts(Path.cwd(), args.file, ORIGINAL)
+    except SourceError as exc:
+        print(exc.at(args.file), file=sys.stderr)
+        return 1
     for path in report.created + report.updated:
         print(f"wrote {path.relative_to(Path.cwd())}")
     print(f"{len(report.created)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged")

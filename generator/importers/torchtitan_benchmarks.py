@@ -17,10 +17,10 @@ from typing import Any
 
 from generator import figures
 from generator.catalog import Catalog
-from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result, no_command_line
+from generator.importers import base
+from generator.importers.base import Document, Parsed, Skip, Source, derive_figures, imported_result, no_command_line, number
 
 TITAN = "https://github.com/pytorch/torchtitan/blob"
-SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True)
@@ -167,8 +167,13 @@ def _split(line: str) -> list[str]:
     return [c.strip() for c in line.strip().removeprefix("|").removesuffix("|").split("|")]
 
 
-def _number(text: str) -> float:
-    return float(text.replace(",", ""))
+def _number(cells: dict[str, str], key: str) -> float:
+    """A figure of the row (a throughput, a memory, a speedup): positive, read by base.number."""
+    return float(number(cells[key], key, positive=True))
+
+
+def _count(text: str, what: str) -> int:
+    return int(number(text, what, integer=True, positive=True))
 
 
 def parse(text: str) -> Parsed:
@@ -181,10 +186,7 @@ def parse(text: str) -> Parsed:
         stripped = re.sub(r"\s+", " ", line.strip())
         if stripped.startswith(("**Table", "#### ", "Detailed performance results")):
             caption_text, caption_line = stripped, i + 1
-        elif line.lstrip().startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1].strip()):
-            end = i + 2
-            while end < len(lines) and lines[end].lstrip().startswith("|"):
-                end += 1
+        elif (end := base.table_end(lines, i)) is not None:
             _table(out, lines, i, end, caption_text, caption_line)
             i = end
             continue
@@ -205,28 +207,20 @@ def _table(out: Parsed, lines: list[str], start: int, end: int, caption_text: st
         out.skips.extend(Skip(n + 1, f"the caption at line {caption_line} ({caption_text[:60]!r}) is not one the "
                                      "importer knows (its settings are transcribed per caption)") for n in body)
         return
-    for n in body:
-        cells = _split(lines[n])
-        if len(cells) != len(header):
-            out.skips.append(Skip(n + 1, f"{len(cells)} cells but the header at line {start + 1} has {len(header)}"))
-            continue
-        try:
-            rows = _rows(n + 1, caption, dict(zip(header, cells, strict=True)))
-        except (ValueError, KeyError) as exc:
-            out.skips.append(Skip(n + 1, str(exc).strip("'\"")))
-            continue
-        out.rows.extend(rows)
+    # A KeyError names the missing column in quotes: the reason drops them.
+    base.read_table_body(out, lines, body, header, start + 1, _split, lambda line, cells: _rows(line, caption, cells),
+                         (ValueError, KeyError), lambda exc: str(exc).strip("'\""))
 
 
 _DEGREES_RE = re.compile(r"^FSDP (\d+), CP (\d+)$")
 
 
 def _rows(line: int, caption: Caption, cells: dict[str, str]) -> list[Row]:
-    memory = _number(cells["memory(gib)"]) if "memory(gib)" in cells else None
+    memory = _number(cells, "memory(gib)") if "memory(gib)" in cells else None
     if "num_nodes" in cells:  # the WhiteFiber table: FSDP over every GPU (data_parallel_shard_degree -1)
-        gpus = int(cells["num_nodes"]) * caption.per_node
+        gpus = _count(cells["num_nodes"], "num_nodes") * caption.per_node
         return [Row(line, replace(caption, gpus=gpus), f"{cells['num_nodes']} nodes", gpus, 1, caption.seq,
-                    _number(cells["tps/gpu"]), memory, "")]
+                    _number(cells, "tps/gpu"), memory, "")]
     if "quantization" in cells:
         quant = cells["quantization"]
         if quant not in QUANTIZATION:
@@ -234,9 +228,9 @@ def _rows(line: int, caption: Caption, cells: dict[str, str]) -> list[Row]:
                              "(fp8-cs is per-tensor current scaling); not imported rather than mislabelled"
                              if quant == "float8 rowwise" else f"unknown quantization {quant!r}")
         settings = {"float8": QUANTIZATION[quant]}
-        vanilla = _number(cells["vanilla tp tokens/sec"])
-        async_ = _number(cells["async tp tokens/sec"])
-        speedup = _number(cells["async tp speedup"])
+        vanilla = _number(cells, "vanilla tp tokens/sec")
+        async_ = _number(cells, "async tp tokens/sec")
+        speedup = _number(cells, "async tp speedup")
         base = Row(line, caption, quant, caption.fsdp or 0, 1, caption.seq, vanilla, None, "vanilla-tp",
                    settings=settings)
         return [base, replace(base, tokens=async_, variant="async-tp", speedup=speedup, vanilla_tokens=vanilla,
@@ -244,13 +238,13 @@ def _rows(line: int, caption: Caption, cells: dict[str, str]) -> list[Row]:
     first = cells.get("techniques") or cells.get("schedule") or cells.get("parallelism")
     if first is None:
         raise ValueError(f"no Techniques, Schedule or Parallelism column in {sorted(cells)}")
-    tokens = _number(cells["tps/gpu"])
+    tokens = _number(cells, "tps/gpu")
     if "parallelism" in cells:
         m = _DEGREES_RE.match(first)
         if m is None:
             raise ValueError(f"parallelism {first!r} is not 'FSDP n, CP m'")
-        fsdp, cp = int(m.group(1)), int(m.group(2))
-        return [Row(line, caption, first, fsdp, cp, int(cells["sequence length"]), tokens, memory, "",
+        fsdp, cp = _count(m.group(1), "FSDP"), _count(m.group(2), "CP")
+        return [Row(line, caption, first, fsdp, cp, _count(cells["sequence length"], "sequence length"), tokens, memory, "",
                     seq_stated=True)]
     if first not in TECHNIQUES:
         raise ValueError(f"unknown technique {first!r}")
