@@ -63,14 +63,17 @@ def on_files(files, config):  # noqa: ANN001, ANN201
 
     state = _state()
     registry = load_registry_memo(ROOT, state.loads)
-    problems = list(registry.problems)
+    if registry.problems:  # a recipe that does not load: check's located lines and a stop, not a site without it
+        raise PluginError(f"openrecipes: {len(registry.problems)} problem(s) in the registry's files (python -m "
+                          "generator check names the same):\n" + "\n".join(str(p) for p in registry.problems))
+    problems: list = []
     try:
         pages = render_site(registry, problems, state)
     except FailedLayoutsInvalid as exc:  # check's located lines and a stop, not a traceback (issue 41)
         raise PluginError(f"openrecipes: a failed-layouts file does not validate (python -m generator check "
                           f"names the same):\n{exc}") from None
     for problem in problems:
-        # A recipe (or evidence file) that does not load is left out and reported (fatal under --strict).
+        # An evidence file that does not read is left out of its page and reported (fatal under --strict).
         log.warning("openrecipes: %s", problem)
     state.direct.clear()
     for path, page in pages.items():

@@ -1,5 +1,6 @@
-"""`mkdocs build` on a registry whose failed/ file does not validate: check's located lines and a stop, never a
-traceback (issue 41: it ended in a 17-frame traceback while `python -m generator check` named the line)."""
+"""`mkdocs build` on a registry whose failed/ file or recipe does not validate: check's located lines and a stop, never
+a traceback (issue 41: it ended in a 17-frame traceback while `python -m generator check` named the line) nor a site
+built without the recipe."""
 
 from __future__ import annotations
 
@@ -32,4 +33,23 @@ def test_an_invalid_failed_file_stops_the_build_with_its_located_line(tmp_path: 
     assert result.returncode != 0
     assert "Traceback" not in output, output[-3000:]
     assert "a failed-layouts file does not validate" in output and located[0] in output, output[-3000:]
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_recipe_that_does_not_load_stops_the_build_with_its_located_line(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path / "registry")
+    recipe = sorted((registry / "recipes").rglob("*.yaml"))[0]
+    recipe.write_text(recipe.read_text(encoding="utf-8") + "model: [unclosed\n", encoding="utf-8")
+    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    rel = recipe.relative_to(registry).as_posix()
+    located = [line for line in check.stdout.splitlines() if line.startswith(f"{rel}:")]
+    assert check.returncode != 0 and located, check.stdout
+    project = site_project(tmp_path, registry)
+    result = mkdocs_build(project, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "Traceback" not in output, output[-3000:]
+    assert "problem(s) in the registry's files" in output and located[0] in output, output[-3000:]
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
