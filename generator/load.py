@@ -440,6 +440,11 @@ def file_kind_problem(path: Path, layout: str) -> str | None:
         mode = path.stat().st_mode
     except OSError as exc:
         return f"cannot read file: {exc.strerror or exc}"
+    return mode_problem(mode, layout)
+
+
+def mode_problem(mode: int, layout: str) -> str | None:
+    """file_kind_problem for a mode already read (a stat the caller made)."""
     if stat.S_ISDIR(mode):
         return f"a folder named like a YAML file; {layout}"
     if not stat.S_ISREG(mode):
@@ -731,6 +736,11 @@ def name_problem(path: Path, recipes_root: Path | None = None) -> str | None:
             parts = path.relative_to(recipes_root).parts
         except ValueError:
             pass
+    return parts_name_problem(parts)
+
+
+def parts_name_problem(parts: tuple[str, ...]) -> str | None:
+    """name_problem for a path's parts below recipes/ already split (the check's placement does it once)."""
     found = unsafe_character("/".join(parts))
     if found is None:
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +18,15 @@ from pathlib import Path
 from pydantic import RootModel, ValidationError
 
 from generator.catalog import Catalog, GpuCatalog, InstanceCatalog, _ModelFile
-from generator.load import LoadedRecipe, file_kind_problem, load_recipe, name_problem, read_yaml, validation_problems
+from generator.load import (
+    LoadedRecipe,
+    file_kind_problem,
+    load_recipe,
+    mode_problem,
+    parts_name_problem,
+    read_yaml,
+    validation_problems,
+)
 from generator.problems import InputError, Problem
 
 RECIPES_DIR = "recipes"
@@ -75,7 +84,8 @@ def _walk(folder: Path) -> list[Path]:
         here = Path(dirpath)
         found.extend(here / name for name in dirnames if (here / name).is_symlink())
         dirnames[:] = sorted(name for name in dirnames if not (here / name).is_symlink())
-        found.extend(here / name for name in filenames if is_recipe_file(Path(name)) or _is_broken_link(here / name))
+        found.extend(here / name for name in filenames
+                     if os.path.splitext(name)[1].lower() in RECIPE_SUFFIXES or _is_broken_link(here / name))
     return sorted(found)
 
 
@@ -122,10 +132,18 @@ def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
     loop, a symlinked folder is not followed, and a fifo or device is never opened (reading one would hang or never
     end); its path below recipes/ holds no control character (load.name_problem). One problem at 1:1 says what is
     wrong with the file's place or name; it is then not read."""
-    found = _link_problem(path, root)
-    if found is None:
-        found = (file_kind_problem(path, EXPECTED_LAYOUT) or _depth_problem(path, root)
-                 or name_problem(path, root / RECIPES_DIR))
+    # One lstat answers "a link?" and, for a plain entry, its kind (a warm re-check does this for every file).
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        found: str | None = f"cannot read file: {exc.strerror or exc}"
+    else:
+        linked = stat.S_ISLNK(mode)
+        found = _link_problem(path, root) if linked else None
+        if found is None:
+            kind = file_kind_problem(path, EXPECTED_LAYOUT) if linked else mode_problem(mode, EXPECTED_LAYOUT)
+            parts = _parts_below(path, root / RECIPES_DIR)
+            found = kind or _depth_problem(parts) or parts_name_problem(parts or ())
     return [Problem(display, 1, 1, "(document)", found)] if found else []
 
 
@@ -143,8 +161,8 @@ def _link_problem(path: Path, root: Path) -> str | None:
     return None
 
 
-def _depth_problem(path: Path, root: Path) -> str | None:
-    parts = _parts_below(path, root / RECIPES_DIR)
+def _depth_problem(parts: tuple[str, ...] | None) -> str | None:
+    """`parts`: the path's parts below recipes/ (None when it is not below it)."""
     if parts is None:
         return f"not under the registry's {RECIPES_DIR}/ folder; {EXPECTED_LAYOUT}"
     if len(parts) != 3:
