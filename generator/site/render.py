@@ -104,13 +104,13 @@ def render_site(registry: Registry, problems: list[Problem] | None = None,
     its own that keeps nothing."""
     state = state if state is not None else ServeState()
     run = prepare(registry, state, problems)
-    predicted.begin(state.memo.get, registry, run.inputs)  # the advisor's questions, answered while the recipe pages render
+    advised = predicted.begin(state.memo.get, registry, run.inputs)  # answered while the recipe pages render
     pages: dict[str, Page] = {"index.md": home.page(run), "recipes.md": recipes_index.page(run)}
     for loaded in registry.recipes:
         pages.update(recipe.files(run, loaded))
     pages.update(compare.like_files(run))
-    pages.update(model.pages(run))
-    pages.update(gpu.pages(run))
+    pages.update(model.pages(run, advised.result()))
+    pages.update(gpu.pages(run, advised.result()))
     pages["methodology.md"] = methodology.page(run.env, registry)  # Markdown proper (lists, emphasis): not direct
     pages["schema.md"] = schema.page(run.env, registry, state.memo)
     pages["compare.md"] = compare.page(run)

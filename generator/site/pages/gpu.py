@@ -39,11 +39,10 @@ def page(run: SiteRun, gpu_type: str, group: list[LoadedRecipe], advised: predic
     return as_direct(Page(markdown_page(gpu_type, body, hide=DATA_PAGE), fmt.plain_title(gpu_type)))
 
 
-def pages(run: SiteRun) -> dict[str, Page]:
+def pages(run: SiteRun, advised: predicted.Predictions) -> dict[str, Page]:
     """Each GPU type's page, then their index (gpus/index.md)."""
     out: dict[str, Page] = {}
     index_rows = []
-    advised = predicted.begin(run.state.memo.get, run.registry, run.inputs).result()
     for gpu_type, group in group_by(run.registry.recipes, lambda x: x.recipe.gpu.type).items():
         src = views.gpu_src(gpu_type)
         out[src] = page(run, gpu_type, group, advised)

@@ -286,11 +286,10 @@ def page(run: SiteRun, model: str, group: list[LoadedRecipe], advised: predicted
     return as_direct(Page(markdown_page(model, body, hide=DATA_PAGE), fmt.plain_title(model)))
 
 
-def pages(run: SiteRun) -> dict[str, Page]:
+def pages(run: SiteRun, advised: predicted.Predictions) -> dict[str, Page]:
     """Each model's page, then their index (models/index.md)."""
     out: dict[str, Page] = {}
     index_rows = []
-    advised = predicted.begin(run.state.memo.get, run.registry, run.inputs).result()
     for model, group in group_by(run.registry.recipes, lambda x: x.recipe.model).items():
         src = views.model_src(run.registry.catalog, model)
         out[src] = page(run, model, group, advised)
