@@ -148,8 +148,7 @@ def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
 
 
 def _link_problem(path: Path, root: Path) -> str | None:
-    if not path.is_symlink():
-        return None
+    """What is wrong with a symlinked recipe (placement_problems has seen it is one), or None."""
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):

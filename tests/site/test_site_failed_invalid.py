@@ -14,6 +14,22 @@ from sitehelpers import ROOT, make_registry
 from suitehelpers import mkdocs_build, site_project
 
 
+def _check_then_build(tmp_path: Path, registry: Path, rel: str) -> tuple[str, str]:
+    """check's first located line for `rel` (check must refuse it), and what `mkdocs build` printed (it must stop,
+    without a traceback)."""
+    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    located = [line for line in check.stdout.splitlines() if line.startswith(f"{rel}:")]
+    assert check.returncode != 0 and located, check.stdout
+    project = site_project(tmp_path, registry)
+    result = mkdocs_build(project, tmp_path / "out")
+    output = result.stdout + result.stderr
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+    assert result.returncode != 0
+    assert "Traceback" not in output, output[-3000:]
+    return located[0], output
+
+
 @pytest.mark.slow
 def test_an_invalid_failed_file_stops_the_build_with_its_located_line(tmp_path: Path) -> None:
     registry = make_registry(tmp_path / "registry")
@@ -23,17 +39,8 @@ def test_an_invalid_failed_file_stops_the_build_with_its_located_line(tmp_path: 
     broken = registry / "failed" / source.name
     broken.write_text(text.replace("layouts:", "layouts_misspelt:", 1), encoding="utf-8")
     assert broken.read_text() != text
-    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    located = [line for line in check.stdout.splitlines() if line.startswith(f"failed/{source.name}:")]
-    assert check.returncode != 0 and located, check.stdout
-    project = site_project(tmp_path, registry)
-    result = mkdocs_build(project, tmp_path / "out")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "Traceback" not in output, output[-3000:]
-    assert "a failed-layouts file does not validate" in output and located[0] in output, output[-3000:]
-    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+    located, output = _check_then_build(tmp_path, registry, f"failed/{source.name}")
+    assert "a failed-layouts file does not validate" in output and located in output, output[-3000:]
 
 
 @pytest.mark.slow
@@ -41,15 +48,5 @@ def test_a_recipe_that_does_not_load_stops_the_build_with_its_located_line(tmp_p
     registry = make_registry(tmp_path / "registry")
     recipe = sorted((registry / "recipes").rglob("*.yaml"))[0]
     recipe.write_text(recipe.read_text(encoding="utf-8") + "model: [unclosed\n", encoding="utf-8")
-    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    rel = recipe.relative_to(registry).as_posix()
-    located = [line for line in check.stdout.splitlines() if line.startswith(f"{rel}:")]
-    assert check.returncode != 0 and located, check.stdout
-    project = site_project(tmp_path, registry)
-    result = mkdocs_build(project, tmp_path / "out")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "Traceback" not in output, output[-3000:]
-    assert "problem(s) in the registry's files" in output and located[0] in output, output[-3000:]
-    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+    located, output = _check_then_build(tmp_path, registry, recipe.relative_to(registry).as_posix())
+    assert "problem(s) in the registry's files" in output and located in output, output[-3000:]
