@@ -5,6 +5,7 @@
 # under `timeout`, capped by what is left of BUDGET_S (570 s from the start by default); outputs are packed into
 # $OUT/results.tgz after every step, so a call cut short still returns what finished.
 #
+#   bash benchmarks/h100_recipes.sh ceiling       the card's matrix-product ceiling (benchmarks/matmul_ceiling.py)
 #   bash benchmarks/h100_recipes.sh measure-1b    seeds the H100 recipes (benchmarks/h100_recipe_seeds.py), then
 #                                                 `remeasure --runs 3` of the 1B recipes: engine, torchtitan,
 #                                                 transformers loop (~120 + 130 + 110 s)
@@ -16,7 +17,7 @@
 # Wheels (carry .whl): those of benchmarks/h200_frameworks.sh plus torchao==0.18.0 (torchtitan's float8 converter);
 # .whl/fallback holds tensorboard and its needs, installed only where `import tensorboard` fails.
 # CPU rehearsal: CPU_PROOF=1 with PYTHONPATH naming a site with torchtitan and transformers, in a copy of the
-# registry whose Llama-3.2 cards are tiny (tests/frameworks/rehearse.sh makes one): same commands, CPU flags.
+# registry whose Llama-3.2 cards are tiny: same commands, CPU flags.
 case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
   sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 esac
@@ -65,26 +66,34 @@ H3=recipes/llama-3.2-3b/h100/transformers-4k.yaml
 F1=recipes/llama-3.2-1b/h100/torchtitan-fp8-4k.yaml
 F3=recipes/llama-3.2-3b/h100/torchtitan-fp8-4k.yaml
 CONV_STEPS=${CONV_STEPS:-200}
-for stage in "$@"; do
+# Stages, finest first; measure-1b, converge-1b, measure-3b name groups of them. One call of 10 minutes holds about
+# measure-1b and conv-1b-engine; the next conv-1b-others and measure-3b-engine; the next measure-3b-others and fp8.
+expand() {
+  case "$1" in
+  measure-1b) echo measure-1b-engine measure-1b-torchtitan measure-1b-transformers ;;
+  converge-1b) echo conv-1b-engine conv-1b-others ;;
+  measure-3b) echo measure-3b-engine measure-3b-others ;;
+  *) echo "$1" ;;
+  esac
+}
+for stage in $(for s in "$@"; do expand "$s"; done); do
   case "$stage" in
-  measure-1b)
-    [ -z "${CPU_PROOF:-}" ] && TAILN=2 step ceiling 60 python3 benchmarks/matmul_ceiling.py --json "$W/ceiling.json"
-    remeasure engine-1b 170 "$E1" 90
-    remeasure torchtitan-1b 180 "$T1" 100
-    remeasure transformers-1b 150 "$H1" 80
-    ;;
-  converge-1b)  # the engine's arm first: the other two are compared against it
-    arm conv-1b-engine 190 runner.engine train "$E1"
+  ceiling) TAILN=2 step ceiling 60 python3 benchmarks/matmul_ceiling.py --json "$W/ceiling.json" ;;
+  measure-1b-engine) remeasure engine-1b 170 "$E1" 90 ;;
+  measure-1b-torchtitan) remeasure torchtitan-1b 180 "$T1" 100 ;;
+  measure-1b-transformers) remeasure transformers-1b 150 "$H1" 80 ;;
+  conv-1b-engine) arm conv-1b-engine 190 runner.engine train "$E1" ;;  # first: the other two are compared with it
+  conv-1b-others)
     arm conv-1b-torchtitan 180 runner.frameworks.torchtitan "$T1"
     # two rows a micro-batch (the recipe's one): the same mean loss and update, fewer launches
     arm conv-1b-transformers 210 runner.frameworks.transformers "$H1" --rows-per-microbatch 2
-    compare conv-1b-torchtitan conv-1b-engine
-    compare conv-1b-transformers conv-1b-engine
+    [ -e "$W/conv-1b-engine.log" ] && compare conv-1b-torchtitan conv-1b-engine
+    [ -e "$W/conv-1b-engine.log" ] && compare conv-1b-transformers conv-1b-engine
     compare conv-1b-transformers conv-1b-torchtitan
     python3 benchmarks/h100_losses.py "$W"/conv-1b-*.log 2>&1 | tail -4
     ;;
-  measure-3b)
-    remeasure engine-3b 200 "$E3" 110
+  measure-3b-engine) remeasure engine-3b 200 "$E3" 110 ;;
+  measure-3b-others)
     remeasure torchtitan-3b 210 "$T3" 120
     remeasure transformers-3b 190 "$H3" 110
     ;;
@@ -92,7 +101,8 @@ for stage in "$@"; do
     remeasure torchtitan-fp8-1b 170 "$F1" 100
     remeasure torchtitan-fp8-3b 200 "$F3" 120
     ;;
-  *) echo "unknown stage $stage (measure-1b, converge-1b, measure-3b, fp8)"; exit 2 ;;
+  *) echo "unknown stage $stage (ceiling, measure-1b[-engine|-torchtitan|-transformers], converge-1b (conv-1b-engine,"\
+     "conv-1b-others), measure-3b[-engine|-others], fp8)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"

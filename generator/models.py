@@ -258,6 +258,14 @@ class DatasetBuild(_Closed):
     builder: str | None = Field(default=None, description="Script and options that built the rows.")
 
 
+class SyntheticStream(StrEnum):
+    """The seeded token streams of runner/engine/streams.py that our runs train on."""
+
+    pattern = "pattern"  # a bijective bigram over the whole vocabulary: learned too slowly to show in a speed run
+    markov = "markov"  # the learnable stream: loss falls from ~ln V through ln 4,096 towards its floor ln 8
+    random = "random"  # uniform tokens (the engine only): nothing to learn
+
+
 class Dataset(_Closed):
     name: str = Field(description="Data set name (or 'synthetic tokens').")
     source: UrlOrText | None = Field(
@@ -269,6 +277,13 @@ class Dataset(_Closed):
         default=None, description="SHA-256 of the exact rows trained on (hex).", pattern=r"^[0-9a-f]{64}$"
     )
     build: DatasetBuild | None = Field(default=None, description="How the rows were built.")
+    stream: SyntheticStream | None = Field(
+        default=None, strict=False,
+        description="Synthetic tokens of our runner: the seeded stream of runner/engine/streams.py the rows come from "
+        "('markov': learnable, its loss falls within a speed run; 'pattern': a bijective bigram over the vocabulary; "
+        "'random': uniform). A launcher of ours reads it (its --data overrides it); null: not stated, and a launcher "
+        "of ours then draws the 'pattern' stream.",
+    )
 
 
 class LrDecay(StrEnum):

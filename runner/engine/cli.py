@@ -42,9 +42,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-wgrad-fusion", action="store_true",
                    help="weight gradients written in bf16 and added to the fp32 buffer in a second pass")
     p.add_argument("--cpu", action="store_true", help="run on CPU with gloo in fp32 (tests)")
-    p.add_argument("--data", choices=["pattern", "random", "markov"], default="pattern",
-                   help="synthetic token kind (markov: the learnable stream of runner/engine/streams.py, for "
-                   "convergence checks)")
+    p.add_argument("--data", choices=["pattern", "random", "markov"],
+                   help="synthetic token stream (default: the recipe's workload.dataset.stream, else pattern; markov: "
+                   "the learnable stream of runner/engine/streams.py)")
     schedule.add_arguments(p)
     p.add_argument("--init", choices=["seeded", "megatron"], default="seeded",
                    help="seeded: the initial checkpoint every framework here starts from (runner/engine/"
@@ -83,7 +83,8 @@ def plan_and_options(args: argparse.Namespace):
 
     try:
         plan = make_engine_plan(args.recipe, steps=args.steps, attention=args.attention,
-                         rows_per_microbatch=args.rows_per_microbatch, recompute=args.recompute)
+                                rows_per_microbatch=args.rows_per_microbatch, recompute=args.recompute,
+                                data=args.data)
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TRAIN
@@ -103,7 +104,7 @@ def plan_and_options(args: argparse.Namespace):
         fused_adam=not args.no_fused_adam, compile=not args.no_compile, compile_rope=not args.no_compiled_rope,
         triton_swiglu=not args.no_triton_swiglu, distributed_optimizer=not args.no_distributed_optimizer,
         cross_entropy=args.cross_entropy, wgrad_fusion=not args.no_wgrad_fusion, schedule=run_schedule, cpu=args.cpu,
-        data=args.data, init=args.init,
+        data=plan.stream, init=args.init,
     )
     return plan, opts
 

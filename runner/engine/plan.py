@@ -13,6 +13,7 @@ from generator.catalog import Architecture
 from generator.load import load_recipe
 from generator.models import Recipe
 from generator.registry import load_catalog
+from runner.engine.streams import stated_stream
 
 ATTENTION_BACKENDS = ("sdpa", "unfused")
 FRAMEWORK = "openrecipes-engine"
@@ -78,6 +79,7 @@ class EnginePlan:
     seed: int = 1234
     notes: tuple[str, ...] = field(default_factory=tuple)
     stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
+    stream: str = "pattern"  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
 
     @property
     def world_size(self) -> int:
@@ -106,6 +108,7 @@ def make_engine_plan(
     attention: str | None = None,
     rows_per_microbatch: int | None = None,
     recompute: str | None = None,
+    data: str | None = None,
 ) -> EnginePlan:
     """Loads the recipe and its model card and checks every layout field the engine uses."""
     path = Path(recipe_path)
@@ -224,7 +227,7 @@ def make_engine_plan(
         global_batch=recipe.workload.global_batch, row_tokens=recipe.workload.row_tokens,
         num_microbatches=recipe.workload.global_batch // per_step, steps=n_steps,
         precision=recipe.workload.precision.value, attention_backend=backend, vocab_size=vocab, notes=tuple(notes),
-        stated_schedule=recipe.workload.schedule,
+        stated_schedule=recipe.workload.schedule, stream=stated_stream(recipe, data),
     )
 
 

@@ -101,6 +101,17 @@ class PatternStream:
 
 
 STREAMS = ("pattern", "markov")
+DEFAULT_STREAM = "pattern"  # what a launcher draws when neither the command nor the recipe names a stream
+
+
+def stated_stream(recipe, override: str | None = None) -> str:
+    """The stream a run draws its rows from: the command's --data, else the recipe's workload.dataset.stream, else
+    DEFAULT_STREAM (the recipes measured before the field existed were drawn from it)."""
+    if override:
+        return override
+    dataset = recipe.workload.dataset
+    stream = dataset.stream if dataset is not None else None
+    return stream.value if stream is not None else DEFAULT_STREAM
 
 
 def make_stream(kind: str, seed: int, vocab_size: int, row_tokens: int, total_rows: int):

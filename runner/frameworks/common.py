@@ -20,6 +20,7 @@ from generator.load import load_recipe
 from generator.registry import load_catalog
 from runner.engine import schedule
 from runner.engine.initial_weights import Shape
+from runner.engine.streams import stated_stream
 
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
 
@@ -43,6 +44,7 @@ class Plan:
     tiny: bool = False
     seed: int = SEED
     stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
+    stream: str = "pattern"  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
 
     @property
     def num_microbatches(self) -> int:
@@ -58,7 +60,7 @@ class PlanError(Exception):
 
 
 def make_framework_plan(recipe_path: Path | str, *, steps: int | None = None, rows_per_microbatch: int | None = None,
-              tiny: bool = False) -> Plan:
+                        tiny: bool = False, data: str | None = None) -> Plan:
     """The recipe's model card shapes, rows and batch; refuses (PlanError) what the frameworks here do not build."""
     path = Path(recipe_path)
     loaded = load_recipe(path)
@@ -96,7 +98,7 @@ def make_framework_plan(recipe_path: Path | str, *, steps: int | None = None, ro
     plan = Plan(recipe_path=str(path), recipe_id=loaded.id, model=recipe.model, shape=shape,
                 row_tokens=recipe.workload.row_tokens, global_batch=recipe.workload.global_batch,
                 rows_per_microbatch=mbs, steps=n_steps, precision=recipe.workload.precision.value,
-                stated_schedule=recipe.workload.schedule)
+                stated_schedule=recipe.workload.schedule, stream=stated_stream(recipe, data))
     return replace(plan, shape=TINY_SHAPE, row_tokens=TINY_ROW_TOKENS, tiny=True) if tiny else plan
 
 
@@ -112,8 +114,9 @@ def add_common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("recipe", type=Path, help="recipes/<model>/<gpu>/<name>.yaml")
     ap.add_argument("--steps", type=int, help="steps to run (default: the recipe's result.steps_per_run)")
     ap.add_argument("--rows-per-microbatch", type=int, help="override layout.rows_per_microbatch")
-    ap.add_argument("--data", choices=["pattern", "markov"], default="pattern",
-                    help="runner/engine/streams.py stream (markov: the learnable one, for convergence checks)")
+    ap.add_argument("--data", choices=["pattern", "markov"],
+                    help="runner/engine/streams.py stream (default: the recipe's workload.dataset.stream, else "
+                    "pattern; markov: the learnable one)")
     schedule.add_arguments(ap)
     ap.add_argument("--tiny", action="store_true", help="the tiny flavour: a proof of the glue, not a figure")
 
@@ -138,7 +141,7 @@ def schedule_of(plan: Plan, args: argparse.Namespace) -> schedule.RunSchedule:
 
 def plan_from_args(args: argparse.Namespace) -> Plan:
     return make_framework_plan(args.recipe, steps=args.steps, rows_per_microbatch=args.rows_per_microbatch,
-                     tiny=args.tiny)
+                               tiny=args.tiny, data=args.data)
 
 
 def missing_packages(modules: dict[str, str]) -> list[str]:

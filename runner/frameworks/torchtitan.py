@@ -120,7 +120,7 @@ def job_args(plan: Plan, args: argparse.Namespace, dump_folder: str, dp: int) ->
         "--training.global_batch_size", str(plan.global_batch),
         "--training.seq_len", str(plan.row_tokens), "--training.steps", str(plan.steps),
         "--training.max_norm", "1.0", "--training.mixed_precision_param", "bfloat16",
-        "--training.dataset", "openrecipes-" + args.data,
+        "--training.dataset", "openrecipes-" + plan.stream,
         "--parallelism.data_parallel_shard_degree", str(dp),
         "--parallelism.data_parallel_replicate_degree", "1",
         "--activation_checkpoint.mode", "none",
@@ -320,7 +320,7 @@ def train(plan: Plan, args: argparse.Namespace) -> None:
     run_schedule = schedule_of(plan, args)
     scaling = refuse_precision(plan, PRECISIONS, FRAMEWORK)
     started: dict = {}
-    register(plan, args.data, run_schedule, started)
+    register(plan, plan.stream, run_schedule, started)
     peaks, read_peaks = _peak_tracker()
     dump = args.dump_folder or tempfile.mkdtemp(prefix="openrecipes-torchtitan-")
     config = ConfigManager().parse_args(job_args(plan, args, dump, world))
@@ -340,7 +340,7 @@ def train(plan: Plan, args: argparse.Namespace) -> None:
     if rank == 0:
         summary = {"framework": FRAMEWORK, "torchtitan": _version("torchtitan") or torchtitan.__version__,
                    "torch": torch.__version__, "device": "cpu" if on_cpu else "cuda", "compile": not args.no_compile,
-                   "fused_adam": not args.no_fused_adam, "data": args.data, "schedule": run_schedule.as_dict(),
+                   "fused_adam": not args.no_fused_adam, "data": plan.stream, "schedule": run_schedule.as_dict(),
                    "precision": plan.precision, "float8_scaling": scaling, "float8_linear_layers": float8,
                    "torchao": _version("torchao") if scaling else None, "tiny": plan.tiny,
                    "tied_embeddings": plan.shape.tied_embeddings, "flavour": flavour_kwargs(plan.shape),

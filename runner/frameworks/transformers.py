@@ -81,7 +81,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
     initial_norm = _weight_norm(model)
     opt = torch.optim.AdamW(model.parameters(), lr=run_schedule.peak_lr, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=not args.no_fused_adam, foreach=None if not args.no_fused_adam else True)
-    stream = make_stream(args.data, plan.seed, plan.shape.vocab_size, plan.row_tokens, plan.total_rows)
+    stream = make_stream(plan.stream, plan.seed, plan.shape.vocab_size, plan.row_tokens, plan.total_rows)
     nmb, mbs = plan.num_microbatches, plan.rows_per_microbatch
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     for step in range(plan.steps):
@@ -108,7 +108,7 @@ def train(plan: Plan, args: argparse.Namespace, out=sys.stdout) -> None:
     peak = peak_memory.this_run() if cuda else None
     summary = {"framework": FRAMEWORK, "transformers": transformers.__version__, "torch": torch.__version__,
                "device": str(device), "attention": args.attention, "fused_adam": not args.no_fused_adam,
-               "data": args.data, "schedule": run_schedule.as_dict(), "precision": precision, "tiny": plan.tiny,
+               "data": plan.stream, "schedule": run_schedule.as_dict(), "precision": precision, "tiny": plan.tiny,
                "tied_embeddings": plan.shape.tied_embeddings,
                "initial_weights": {"kind": "seeded checkpoint (runner/engine/initial_weights.py)", "seed": plan.seed,
                                    "checkpoint_norm": checkpoint_norm},

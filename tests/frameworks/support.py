@@ -22,6 +22,9 @@ MEASURED_LINES = re.compile(r"^  (usd_per_million_tokens|mfu|runs_cv_percent|gpu
 # Where torchtitan 0.2.2 and transformers were installed apart from the shared venv (pip install --target DIR):
 # the CPU tests that run them put DIR on the subprocesses' PYTHONPATH and are skipped without it.
 SITE_ENV = "OPENRECIPES_FRAMEWORK_SITE"
+TINY_DATASET = ("  dataset:\n    name: synthetic tokens\n    source: runner/engine/streams.py (PatternStream, seed 1234)\n"
+                "    stream: pattern\n")
+TINY_PEAK_LR = "3.0e-2"
 CARD_SOURCE = "https://github.com/openrecipes (the tiny test card of tests/engine/support.py)"
 
 
@@ -79,6 +82,13 @@ def tiny_registry(tmp: Path, source: Path, *, steps: int, window: tuple[int, int
         text, n = re.subn(old, new, text, count=1, flags=re.M)
         assert n == 1, old
     text = text.replace(f"recipes/{rel.as_posix()}", f"recipes/{new_rel.as_posix()}")
+    # A run of ours must learn at its schedule (check's loss-fall rule): the learnable stream, at a peak a tiny model
+    # learns at within a few steps.
+    text, n = re.subn(r"^  dataset:\n(?:    .*\n)+", TINY_DATASET, text, count=1, flags=re.M)
+    assert n == 1, "dataset"
+    for key in ("peak_lr", "min_lr"):
+        text, n = re.subn(rf"^    {key}: .*$", f"    {key}: {TINY_PEAK_LR}", text, count=1, flags=re.M)
+        assert n == 1, key
     if extra_run_args:
         text = text.replace(f"recipes/{new_rel.as_posix()}\n", f"recipes/{new_rel.as_posix()} {extra_run_args}\n")
     path = tmp / "recipes" / new_rel

@@ -175,3 +175,38 @@ def test_a_missing_framework_names_its_wheel(module: str, wheel: str, tmp_path: 
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"pip install {wheel}" in lines[0]
+
+
+def _stating_stream(tmp: Path, stream: str | None) -> Path:
+    """The 1B torchtitan recipe's text with its dataset stating `stream` (None: no stream line), in a copy beside it
+    (the plan finds the catalog above the recipe)."""
+    text = (REGISTRY / "llama-3.2-1b/h200/torchtitan-4k.yaml").read_text(encoding="utf-8")
+    if stream is not None:
+        text = text.replace("    source: runner/engine/streams.py (PatternStream",
+                            f"    stream: {stream}\n    source: runner/engine/streams.py (PatternStream", 1)
+    path = tmp / "recipes" / "llama-3.2-1b" / "h200" / "torchtitan-4k.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    (tmp / "catalog").symlink_to(ROOT / "catalog")
+    return path
+
+
+@pytest.mark.parametrize(("stated", "override", "drawn"), [
+    ("markov", None, "markov"),  # the recipe's stream is the run's
+    ("markov", "pattern", "pattern"),  # --data overrides it
+    (None, None, "pattern"),  # a recipe measured before the field: the stream it was drawn from
+])
+def test_the_run_draws_the_stream_its_recipe_states(tmp_path: Path, stated: str | None, override: str | None,
+                                                    drawn: str) -> None:
+    from runner.engine.plan import make_engine_plan
+
+    path = _stating_stream(tmp_path, stated)
+    assert (load_recipe(path).recipe.workload.dataset.stream or None) == stated
+    assert make_framework_plan(path, data=override).stream == drawn
+    engine = path.with_name("engine.yaml")
+    engine_text = (REGISTRY / "llama-3.2-1b/h200/engine-sdpa-4k.yaml").read_text(encoding="utf-8")
+    if stated is not None:
+        engine_text = engine_text.replace("    source: runner/engine/train.py", f"    stream: {stated}\n"
+                                          "    source: runner/engine/train.py", 1)
+    engine.write_text(engine_text, encoding="utf-8")
+    assert make_engine_plan(engine, data=override).stream == drawn
