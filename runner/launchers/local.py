@@ -15,7 +15,7 @@ from runner.records import Measured, Target
 def measure(target: Target, out: TextIO) -> Measured:
     """The recipe's script run here target.runs times; each run's log parsed into its figures."""
     from runner.launchers.process import run_script, shell_quote_env
-    from runner.logs import LogError, parse_file, tail
+    from runner.logs import LogError, attach_summary, parse_file, read_lines, tail
 
     options, recipe = target.options, target.recipe
     workdir = options.workdir.resolve()
@@ -39,6 +39,8 @@ def measure(target: Target, out: TextIO) -> Measured:
             out, progress=not options.json,
         )
         log = launched.parsed if target.fmt else parse_file(log_path, None)
+        if target.fmt:  # parsed live, line by line: its summary line (stack, peak memory) is read from the whole log
+            attach_summary(log, read_lines(log_path))
         if not log.steps:
             raise LogError(f"{log_path}: no {target.fmt or 'known-format'} training step lines in the run's output")
         nccl = nccl or log.nccl_version

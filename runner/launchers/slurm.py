@@ -497,6 +497,9 @@ def measure(target: Target, out: TextIO) -> Measured:
             raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
                            "output")
         stacks = followed.stacks
+        from runner.logs import attach_summary, read_lines
+
+        attach_summary(followed.parsed, read_lines(followed.log_path))  # parsed live: the summary line read whole
         results.append(figures_of(target, followed.parsed, followed.wall_seconds, followed.info.exit_code))
     assert followed is not None
     rank0_host = followed.log_path.stem.removeprefix("node-")

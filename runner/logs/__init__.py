@@ -97,10 +97,16 @@ def parse_run(path: Path, fmt: str | None, run: int) -> ParsedLog:
     log = parse_with(parser(whole.format, source), read_lines(path), first, last, line_ends=True)
     if not log.steps:
         raise LogError(f"{source}: no {whole.format} training step lines in that run")
-    summary = stated_summary(line for n, line in enumerate(read_lines(path), 1) if first <= n <= last)
-    log.stated_stack = stated_stack((), summary)
-    log.stated_peak_memory = stated_peak_memory(summary)  # run N's own, as its dates and banners are
+    attach_summary(log, (line for n, line in enumerate(read_lines(path), 1) if first <= n <= last))  # run N's own
     return log
+
+
+def attach_summary(log: ParsedLog, lines: Iterable[str]) -> None:
+    """What the run's last summary line states about itself (its stack, its peak memory per GPU), onto `log`: one
+    reading for a log parsed from its file and for one parsed live as the run printed it."""
+    summary = stated_summary(lines)
+    log.stated_stack = stated_stack((), summary)
+    log.stated_peak_memory = stated_peak_memory(summary)
 
 
 def parse_file(path: Path, fmt: str | None) -> ParsedLog:
@@ -122,9 +128,7 @@ def parse_file(path: Path, fmt: str | None) -> ParsedLog:
     except OSError as exc:
         raise LogError(f"{path}: cannot read the log: {exc.strerror}") from None
     if log.steps:
-        summary = stated_summary(read_lines(path))
-        log.stated_stack = stated_stack((), summary)
-        log.stated_peak_memory = stated_peak_memory(summary)
+        attach_summary(log, read_lines(path))
     if not log.steps:
         other = sniff(read_lines(path))
         hint = f"; the log looks like the {other} format" if other and other != fmt else f" (known: {known_formats()})"
@@ -143,6 +147,7 @@ __all__ = [
     "ParsedLog",
     "Step",
     "aligned_window",
+    "attach_summary",
     "check_steps",
     "check_window_alignment",
     "compatible",
@@ -155,6 +160,7 @@ __all__ = [
     "parse_run",
     "parser",
     "plausible_date",
+    "read_lines",
     "sniff",
     "tail",
     "timestamp",

@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every step time (a regression > 1)")
     ap.add_argument("--mode", default="ok", choices=["ok", "crash", "nan", "short", "hang", "hang-detached"])
     ap.add_argument("--sleep", type=float, default=0.0, help="real seconds to sleep per step")
+    ap.add_argument("--peak-memory", type=float, nargs=2, metavar=("ALLOCATED_GIB", "RESERVED_GIB"),
+                    help="end with the summary line a run of ours prints, stating this peak memory per GPU")
     ap.add_argument("--pid-file", help="write this process's pid and its child's (hang mode) here")
     ap.add_argument("--global-batch", type=int, default=128)
     ap.add_argument("--row-tokens", type=int, default=8192)
@@ -94,6 +96,10 @@ def main() -> int:
         if args.sleep:
             time.sleep(args.sleep)
     print("training done", flush=True)
+    if args.peak_memory:
+        allocated, reserved = args.peak_memory
+        print(f'openrecipes-framework {{"framework": "fixture", "peak_memory": {{"allocated_gib": {allocated}, '
+              f'"reserved_gib": {reserved}, "ranks": 1}}}}', flush=True)
     return 0
 
 

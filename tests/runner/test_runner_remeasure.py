@@ -168,6 +168,17 @@ def test_launch_success_writes_result_and_keeps_every_other_byte(tmp_path: Path)
     assert "python3 fixture_trainer.py" in done.stderr  # the exact command and script were shown
 
 
+def test_a_launched_run_records_the_peak_memory_its_summary_line_states(tmp_path: Path) -> None:
+    # A recipe whose framework has a log format is parsed live, line by line, as the run prints; its summary line
+    # (the last `openrecipes-framework` one) must still be read: on the H100 (2026-12-06) the engine's and torchtitan's
+    # recipes were written without the peak memory their runs stated, the transformers loop's (no format) with it.
+    recipe = launch_recipe(tmp_path, extra="--peak-memory 61.254 63.5")
+    done = timed(recipe, "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"]["peak_memory"] == {"allocated_gib": 61.25, "reserved_gib": 63.5}
+    assert re.search(r"^  peak_memory: \{allocated_gib: 61\.25, reserved_gib: 63\.50, source: ", recipe.read_text(), re.M)
+
+
 @pytest.mark.parametrize(
     ("extra", "code", "message"),
     [
