@@ -173,7 +173,7 @@ def losses(path: Path) -> dict[int, float]:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise LogError(f"{path}: not a readable evidence file ({exc})") from None
     log = parse_file(path, None)
-    return {s.step: s.loss for s in log.steps if s.loss is not None}
+    return {**log.untimed_losses, **{s.step: s.loss for s in log.steps if s.loss is not None}}
 
 
 # --- the write: correctness.convergence into a recipe (`convergence --write`) --------------------------------

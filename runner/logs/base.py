@@ -61,6 +61,9 @@ class ParsedLog:
     failure_line: int | None = None
     warnings: list[str] = field(default_factory=list)
     first_shown: int | None = None  # the first step the log prints, timed or not (torchtitan's first line has no time)
+    # Losses of steps the log shows without a time (torchtitan's first line: step 0's loss, its interval unknown):
+    # no figure is made from them; a loss curve (runner convergence) starts there.
+    untimed_losses: dict[int, float] = field(default_factory=dict)
     restarts: list[str] = field(default_factory=list)  # "line N: why": signs that the log holds more than one run
     # For each restart: (the line the next run starts on, the last step line of the run before it).
     run_edges: list[tuple[int, int]] = field(default_factory=list)

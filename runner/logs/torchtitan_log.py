@@ -133,6 +133,8 @@ class TorchtitanParser(LogParser):
             )
         if printed:
             self.log.first_shown = printed[0] - 1  # shown, though untimed: its interval's start is not in the log
+            if self._losses.get(printed[0]) is not None:
+                self.log.untimed_losses = {printed[0] - 1: self._losses[printed[0]]}
         k = 0
         for s in printed:
             if s != 1:

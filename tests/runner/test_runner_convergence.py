@@ -210,3 +210,17 @@ def test_also_adds_a_further_check_with_what_it_compared_against(tmp_path: Path)
     assert corr.convergence_also[0].reference == "torchtitan 0.2.2, same initial checkpoint"
     assert corr.convergence is not None and corr.convergence.steps == 20  # the first check stays as it was
     assert _check(tmp_path).returncode == 0
+
+
+def test_torchtitans_untimed_first_line_starts_the_loss_curve() -> None:
+    # torchtitan prints step 1 (our step 0) without a measurable interval: no figure comes from it, but its loss is
+    # the curve's first point, so a convergence pair with a log of ours shares every step and compares the step-0
+    # losses. Real log (tests/runner/real_logs/torchtitan_joined_first_line.source.md): steps 1-3 print
+    # 8.1996, 8.1709, 8.1121; by hand our steps 0, 1, 2.
+    from runner.convergence import losses
+    from runner.logs import parse_file
+
+    path = HERE / "real_logs" / "torchtitan_joined_first_line.log"
+    log = parse_file(path, None)
+    assert [s.step for s in log.steps] == [1, 2] and log.untimed_losses == {0: 8.1996}
+    assert losses(path) == {0: 8.1996, 1: 8.1709, 2: 8.1121}
