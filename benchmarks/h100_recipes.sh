@@ -11,7 +11,7 @@
 #                                                 transformers loop (~120 + 130 + 110 s)
 #   bash benchmarks/h100_recipes.sh converge-1b   200 steps of the markov stream at the recipes' schedule in each
 #                                                 framework (~170 + 160 + 200 s); `runner convergence` of each pair
-#   bash benchmarks/h100_recipes.sh measure-3b    the 3B recipes, 3 runs each (~180 + 200 + 170 s)
+#   bash benchmarks/h100_recipes.sh measure-3b    the 3B recipes, 3 runs each (~240 + 250 + 230 s)
 #   bash benchmarks/h100_recipes.sh fp8           torchtitan's float8 recipes at 1B and 3B, 3 runs each
 #
 # Wheels (carry .whl): those of benchmarks/h200_frameworks.sh plus torchao==0.18.0 (torchtitan's float8 converter);
@@ -67,7 +67,7 @@ F1=recipes/llama-3.2-1b/h100/torchtitan-fp8-4k.yaml
 F3=recipes/llama-3.2-3b/h100/torchtitan-fp8-4k.yaml
 CONV_STEPS=${CONV_STEPS:-200}
 # Stages, finest first; measure-1b, converge-1b, measure-3b name groups of them. One call of 10 minutes holds about
-# measure-1b and conv-1b-engine; the next conv-1b-others and measure-3b-engine; the next measure-3b-others and fp8.
+# measure-1b (~420 s); converge-1b (~480 s); measure-3b-engine and -torchtitan (~520 s); -transformers and fp8.
 expand() {
   case "$1" in
   measure-1b) echo measure-1b-engine measure-1b-torchtitan measure-1b-transformers ;;
@@ -92,17 +92,17 @@ for stage in $(for s in "$@"; do expand "$s"; done); do
     compare conv-1b-transformers conv-1b-torchtitan
     python3 benchmarks/h100_losses.py "$W"/conv-1b-*.log 2>&1 | tail -4
     ;;
-  measure-3b-engine) remeasure engine-3b 200 "$E3" 110 ;;
-  measure-3b-others)
-    remeasure torchtitan-3b 210 "$T3" 120
-    remeasure transformers-3b 190 "$H3" 110
-    ;;
+  # 3B runs take 65-75 s each under the runner (2026-12-06: caps of 200 and 210 s cut every third run)
+  measure-3b-engine) remeasure engine-3b 270 "$E3" 110 ;;
+  measure-3b-torchtitan) remeasure torchtitan-3b 280 "$T3" 120 ;;
+  measure-3b-transformers) remeasure transformers-3b 260 "$H3" 110 ;;
+  measure-3b-others) remeasure torchtitan-3b 280 "$T3" 120; remeasure transformers-3b 260 "$H3" 110 ;;
   fp8)
     remeasure torchtitan-fp8-1b 170 "$F1" 100
     remeasure torchtitan-fp8-3b 200 "$F3" 120
     ;;
   *) echo "unknown stage $stage (ceiling, measure-1b[-engine|-torchtitan|-transformers], converge-1b (conv-1b-engine,"\
-     "conv-1b-others), measure-3b[-engine|-others], fp8)"; exit 2 ;;
+     "conv-1b-others), measure-3b[-engine|-torchtitan|-transformers|-others], fp8)"; exit 2 ;;
   esac
 done
 echo "total wall=$((SECONDS - START))s"
