@@ -83,10 +83,8 @@ class TorchtitanParser(LogParser):
     label = "torchtitan"
     frameworks = ("torchtitan",)
     end_mark = "%"  # the last field is mfu: NN.NN%
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return "step:" in line and "tps:" in line and _STEP.search(line) is not None
+    step_mark = "tps:"  # _STEP's tps group is optional: a step line must hold it
+    step_pattern = _STEP
 
     @classmethod
     def reads(cls, line: str) -> bool:
