@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
@@ -101,12 +102,15 @@ _MAX_CHARACTER_PROBLEMS = 5
 # The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the runner's reading of a plain scalar.
 _CORE_NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_CORE_INT = re.compile(r"[-+]?[0-9]+\Z")
-_CORE_OCT = re.compile(r"0o[0-7]+\Z")
-_CORE_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
-_CORE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-_CORE_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
-_CORE_NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
+# Its numbers in the spec's order, each form's pattern and how its text becomes the value (the first match wins).
+_CORE_NUMBERS: tuple[tuple[re.Pattern[str], Callable[[str], int | float]], ...] = (
+    (re.compile(r"[-+]?[0-9]+\Z"), int),
+    (re.compile(r"0o[0-7]+\Z"), lambda text: int(text[2:], 8)),
+    (re.compile(r"0x[0-9a-fA-F]+\Z"), lambda text: int(text[2:], 16)),
+    (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z"), float),
+    (re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z"), lambda text: -math.inf if text.startswith("-") else math.inf),
+    (re.compile(r"\.(?:nan|NaN|NAN)\Z"), lambda _text: math.nan),
+)
 # A plain scalar that YAML 1.1 reads as text can only be something else to YAML 1.2 if it starts with one of these.
 _CORE_NON_TEXT_START = frozenset("-+.0123456789tTfFnN~")
 _CORE_NUMBER_START = frozenset("-+.0123456789")
@@ -166,18 +170,9 @@ def _core_value(text: str, tag: str | None = None) -> Any:
 
 
 def _core_number(text: str) -> int | float | None:
-    if _CORE_INT.match(text):
-        return int(text)
-    if _CORE_OCT.match(text):
-        return int(text[2:], 8)
-    if _CORE_HEX.match(text):
-        return int(text[2:], 16)
-    if _CORE_FLOAT.match(text):
-        return float(text)
-    if _CORE_INF.match(text):
-        return -math.inf if text.startswith("-") else math.inf
-    if _CORE_NAN.match(text):
-        return math.nan
+    for pattern, value in _CORE_NUMBERS:
+        if pattern.match(text):
+            return value(text)
     return None
 
 

@@ -24,6 +24,7 @@ EP and GA columns and, from 25.07, "a (b)" cells (a second configuration, as Meg
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -177,6 +178,23 @@ def _row(line: int, section: str, context: dict[str, str], values: dict[str, str
     return row
 
 
+def _unreadable(line: int, section: str | None, context: dict[str, str], header: list[str], cells: list[str],
+                width: int) -> Skip | None:
+    """Why a table row of either form cannot be read (a skip at its line), or None. `width`: the cells a row must
+    have (the Markdown form's header's, the page form's separator's)."""
+    missing = [k for k in ("container", "system", "precision") if k not in context]
+    if section not in SECTIONS or missing:
+        return Skip(line, f"table outside a known section, or its section does not state "
+                          f"{', '.join(missing) or 'a known kind'}")
+    if len(cells) != width or len(header) != width:
+        return Skip(line, f"{len(cells)} cells for a header of {width}")
+    if lacking := sorted(REQUIRED[section] - set(header)):
+        return Skip(line, f"the table's header lacks {', '.join(lacking)}")
+    if context["system"] not in SYSTEMS:
+        return Skip(line, f"system {context['system']} is not one this importer knows")
+    return None
+
+
 def parse(text: str) -> Parsed:
     """The committed Markdown document (24.07) or a stored rendering of a later release's page."""
     if any(PAGE_SEPARATOR_RE.match(line) for line in text.splitlines()):
@@ -184,50 +202,67 @@ def parse(text: str) -> Parsed:
     return parse_markdown(text)
 
 
-def parse_markdown(text: str) -> Parsed:
+# One form's reading: how a line changes the section and its context, and where a table starts (its rows read into
+# the Parsed, the index after it returned; None: no table starts at that line).
+ContextReader = Callable[[str, str | None, dict[str, str]], tuple[str | None, dict[str, str]]]
+TableReader = Callable[[Parsed, list[str], int, str | None, dict[str, str]], int | None]
+
+
+def _read(text: str, context_of: ContextReader, table_at: TableReader) -> Parsed:
+    """Either form's walk: every line may start a section or state its context; a table is read where one starts,
+    under the context stated above it."""
     out = Parsed()
     lines = text.splitlines()
     section: str | None = None
     context: dict[str, str] = {}
     i = 0
     while i < len(lines):
-        line = lines[i]
-        if m := SECTION_RE.match(line):
-            section, context = m.group(1).lower(), {}
-        elif m := CONTAINER_RE.search(line):
-            context["container"] = m.group(1)
-        elif (m := SYSTEM_RE.search(line)) and line.strip().startswith("- System"):
-            context["system"] = m.group(1)
-        if m := PRECISION_RE.search(line):
-            context["precision"] = m.group(1).lower()
-        if line.startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1]):
-            header = [COLUMNS.get(h.lower().strip("*"), h) for h in _cells(line)]
-            i += 2
-            while i < len(lines) and lines[i].startswith("|"):
-                out.table_rows += 1
-                cells = _cells(lines[i])
-                missing = [k for k in ("container", "system", "precision") if k not in context]
-                if section not in SECTIONS or missing:
-                    out.skips.append(Skip(i + 1, f"table outside a known section, or its section does not state "
-                                                 f"{', '.join(missing) or 'a known kind'}"))
-                elif len(cells) != len(header):
-                    out.skips.append(Skip(i + 1, f"{len(cells)} cells for a header of {len(header)}"))
-                elif lacking := sorted(REQUIRED[section] - set(header)):
-                    out.skips.append(Skip(i + 1, f"the table's header lacks {', '.join(lacking)}"))
-                elif context["system"] not in SYSTEMS:
-                    out.skips.append(Skip(i + 1, f"system {context['system']} is not one this importer knows"))
-                else:
-                    got = _row(i + 1, section, context, dict(zip(header, cells, strict=True)))
-                    (out.skips if isinstance(got, Skip) else out.rows).append(got)
-                i += 1
-            continue
-        i += 1
+        section, context = context_of(lines[i], section, context)
+        after = table_at(out, lines, i, section, context)
+        i = i + 1 if after is None else after
     return out
+
+
+def parse_markdown(text: str) -> Parsed:
+    return _read(text, _markdown_context, _markdown_table)
+
+
+def _markdown_context(line: str, section: str | None, context: dict[str, str]) -> tuple[str | None, dict[str, str]]:
+    """The committed document: a "### Pretraining" heading starts a section; its bullet list states the container,
+    the system ("- System: DGX-H100") and the precision."""
+    if m := SECTION_RE.match(line):
+        section, context = m.group(1).lower(), {}
+    elif m := CONTAINER_RE.search(line):
+        context["container"] = m.group(1)
+    elif (m := SYSTEM_RE.search(line)) and line.strip().startswith("- System"):
+        context["system"] = m.group(1)
+    if m := PRECISION_RE.search(line):
+        context["precision"] = m.group(1).lower()
+    return section, context
+
+
+def _markdown_table(out: Parsed, lines: list[str], i: int, section: str | None, context: dict[str, str]) -> int | None:
+    """A Markdown table whose header is lines[i] (a separator line under it): its rows, each a row or a skip."""
+    if not (lines[i].startswith("|") and i + 1 < len(lines) and SEPARATOR_RE.match(lines[i + 1])):
+        return None
+    header = [COLUMNS.get(h.lower().strip("*"), h) for h in _cells(lines[i])]
+    i += 2
+    while i < len(lines) and lines[i].startswith("|"):
+        out.table_rows += 1
+        cells = _cells(lines[i])
+        if unread := _unreadable(i + 1, section, context, header, cells, len(header)):
+            out.skips.append(unread)
+        else:
+            got = _row(i + 1, section, context, dict(zip(header, cells, strict=True)))
+            (out.skips if isinstance(got, Skip) else out.rows).append(got)
+        i += 1
+    return i
 
 
 def _page_context(line: str, section: str | None, context: dict[str, str]) -> tuple[str | None, dict[str, str]]:
     """A rendered page's section heading ("Pre-Training Performance#") starts a section; its prose and context
     lines fill the section's context (container, system, precision)."""
+    line = line.strip()
     if line.endswith("#") and (key := re.sub(r"[^a-z]", "", line.lower())) in PAGE_SECTIONS:
         return PAGE_SECTIONS[key], {}
     if m := CONTAINER_RE.search(line):
@@ -305,39 +340,28 @@ def _page_row(out: Parsed, line: int, section: str, context: dict[str, str], val
 
 def parse_page(text: str) -> Parsed:
     """A stored text rendering of a later release's page (see the module's docstring)."""
-    out = Parsed()
-    lines = text.splitlines()
-    section: str | None = None
-    context: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        if not PAGE_SEPARATOR_RE.match(lines[i]):
-            section, context = _page_context(lines[i].strip(), section, context)
-            i += 1
-            continue
-        width = lines[i].count("|")
-        header_lines = lines[max(0, i - width):i]
-        header = [COLUMNS.get(h.rstrip().removesuffix("|").strip().lower(), h.strip()) for h in header_lines]
-        rows, i, cut = _page_cells(lines, i + 1, width)
-        for line, cells in rows:
-            out.table_rows += 1
-            missing = [k for k in ("container", "system", "precision") if k not in context]
-            if section not in SECTIONS or missing:
-                out.skips.append(Skip(line, f"table outside a known section, or its section does not state "
-                                            f"{', '.join(missing) or 'a known kind'}"))
-            elif len(cells) != width or len(header) != width:
-                out.skips.append(Skip(line, f"{len(cells)} cells for a header of {width}"))
-            elif lacking := sorted(REQUIRED[section] - set(header)):
-                out.skips.append(Skip(line, f"the table's header lacks {', '.join(lacking)}"))
-            elif context["system"] not in SYSTEMS:
-                out.skips.append(Skip(line, f"system {context['system']} is not one this importer knows"))
-            else:
-                _page_row(out, line, section, context, dict(zip(header, cells, strict=True)))
-        if cut is not None:
-            out.table_rows += 1
-            out.skips.append(Skip(cut, "the stored copy of the page ends inside this row: its cells are not all "
-                                       "in reach"))
-    return out
+    return _read(text, _page_context, _page_table)
+
+
+def _page_table(out: Parsed, lines: list[str], i: int, section: str | None, context: dict[str, str]) -> int | None:
+    """A rendered table whose separator is lines[i] (its header cells the lines above it): its rows, each a row or a
+    skip, and a skip where the stored copy ends inside a row."""
+    if not PAGE_SEPARATOR_RE.match(lines[i]):
+        return None
+    width = lines[i].count("|")
+    header_lines = lines[max(0, i - width):i]
+    header = [COLUMNS.get(h.rstrip().removesuffix("|").strip().lower(), h.strip()) for h in header_lines]
+    rows, after, cut = _page_cells(lines, i + 1, width)
+    for line, cells in rows:
+        out.table_rows += 1
+        if unread := _unreadable(line, section, context, header, cells, width):
+            out.skips.append(unread)
+        else:
+            _page_row(out, line, section, context, dict(zip(header, cells, strict=True)))
+    if cut is not None:
+        out.table_rows += 1
+        out.skips.append(Skip(cut, "the stored copy of the page ends inside this row: its cells are not all in reach"))
+    return after
 
 
 # NeMo 24.07's Model TFLOP/s: Megatron's matrix count with every query against every key.

@@ -59,65 +59,59 @@ class Caption:
     gpu: str  # catalog GPU type
     gpus: int
     fsdp: int | None  # None: the row states it (Parallelism column), or all GPUs over TP x PP
-    tp: int
-    pp: int
     local_batch: int
     checkpointing: str  # "selective" or "full", as the caption (or the train config) states
-    checkpointing_source: str
-    compile: bool
-    float8: bool
-    async_tp: bool
-    schedule: str | None
     versions: Versions
+    # A degree or technique the caption does not name is 1 or off.
+    tp: int = 1
+    pp: int = 1
+    compile: bool = False
+    float8: bool = False
+    async_tp: bool = False
+    schedule: str | None = None
+    checkpointing_source: str = "the caption"
     seq: int = 8192  # every train config named here sets seq_len = 8192
     per_node: int = 8
 
 
 _H100 = "H100-96GB"
-_2412 = dict(gpu=_H100, versions=V2412, tp=1, pp=1, compile=False, float8=False, async_tp=False, schedule=None)
+_2412 = dict(gpu=_H100, versions=V2412)  # the December 2024 document's
 # Caption text (whitespace squeezed) -> what it states.
 CAPTIONS: dict[str, Caption] = {
     "**Table 1** 1D Parallelism (FSDP). Llama 3.1 8B model. 8 GPUs. Local batch size 2, global batch size 16. "
     "Selective activation checkpointing.": Caption(
-        tag="t1", flavor="8B", gpus=8, fsdp=8, local_batch=2, checkpointing="selective",
-        checkpointing_source="the caption", **_2412),
+        tag="t1", flavor="8B", gpus=8, fsdp=8, local_batch=2, checkpointing="selective", **_2412),
     "**Table 2** FSDP + CP + torch.compile + Float8. Llama 3.1 8B model. 8 GPUs. Local batch size 1. Full activation "
     "checkpointing.": Caption(
-        tag="t2", flavor="8B", gpus=8, fsdp=None, local_batch=1, checkpointing="full",
-        checkpointing_source="the caption", **{**_2412, "compile": True, "float8": True}),
+        tag="t2", flavor="8B", gpus=8, fsdp=None, local_batch=1, checkpointing="full", compile=True, float8=True,
+        **_2412),
     "**Table 3** 1D Parallelism (FSDP). Llama 3.1 8B model. 128 GPUs. Local batch size 2, global batch size 256. "
     "Selective activation checkpointing.": Caption(
-        tag="t3", flavor="8B", gpus=128, fsdp=128, local_batch=2, checkpointing="selective",
-        checkpointing_source="the caption", **_2412),
+        tag="t3", flavor="8B", gpus=128, fsdp=128, local_batch=2, checkpointing="selective", **_2412),
     "**Table 4** 2D parallelism (FSDP + TP) + torch.compile + Float8. Llama 3.1 70B model. 256 GPUs (FSDP 32, TP 8). "
     "Local batch size 16, global batch size 512. Full activation checkpointing.": Caption(
-        tag="t4", flavor="70B", gpus=256, fsdp=32, local_batch=16, checkpointing="full",
-        checkpointing_source="the caption", **{**_2412, "tp": 8, "compile": True, "float8": True}),
+        tag="t4", flavor="70B", gpus=256, fsdp=32, tp=8, local_batch=16, checkpointing="full", compile=True,
+        float8=True, **_2412),
     "**Table 5** 3D parallelism (FSDP + TP + PP) + torch.compile + Float8 + AsyncTP. Llama 3.1 405B model. 512 GPUs "
     "(FSDP 8, TP 8, PP8). Local batch size 32, global batch size 256. Full activation checkpointing.": Caption(
-        tag="t5", flavor="405B", gpus=512, fsdp=8, local_batch=32, checkpointing="full",
-        checkpointing_source="the caption",
-        **{**_2412, "tp": 8, "pp": 8, "compile": True, "float8": True, "async_tp": True}),
+        tag="t5", flavor="405B", gpus=512, fsdp=8, tp=8, pp=8, local_batch=32, checkpointing="full", compile=True,
+        float8=True, async_tp=True, **_2412),
     "**Table 6** 4D parallelism (FSDP + TP + PP + CP) + torch.compile + Float8 + AsyncTP + 1F1B. Llama 3.1 405B model. "
     "512 GPUs (TP 8, PP8). Local batch size 8. Full activation checkpointing.": Caption(
-        tag="t6", flavor="405B", gpus=512, fsdp=None, local_batch=8, checkpointing="full",
-        checkpointing_source="the caption",
-        **{**_2412, "tp": 8, "pp": 8, "compile": True, "float8": True, "async_tp": True, "schedule": "1F1B"}),
+        tag="t6", flavor="405B", gpus=512, fsdp=None, tp=8, pp=8, local_batch=8, checkpointing="full", compile=True,
+        float8=True, async_tp=True, schedule="1F1B", **_2412),
     "#### Llama3 70b on 256 H100s with FSDP=32, TP=8, torch.compile, full AC, local batch size 16": Caption(
-        tag="70b", flavor="70B", gpu=_H100, gpus=256, fsdp=32, tp=8, pp=1, local_batch=16, checkpointing="full",
-        checkpointing_source="the caption", compile=True, float8=False, async_tp=False, schedule=None,
-        versions=V2506),
+        tag="70b", flavor="70B", gpu=_H100, gpus=256, fsdp=32, tp=8, local_batch=16, checkpointing="full",
+        compile=True, versions=V2506),
     "#### Llama3 8b on 64 H100s with FSDP=8, TP=8, torch.compile, per op SAC, local batch size 12": Caption(
-        tag="8b", flavor="8B", gpu=_H100, gpus=64, fsdp=8, tp=8, pp=1, local_batch=12, checkpointing="selective",
-        checkpointing_source="the caption (per-op selective)", compile=True, float8=False, async_tp=False,
-        schedule=None, versions=V2506),
+        tag="8b", flavor="8B", gpu=_H100, gpus=64, fsdp=8, tp=8, local_batch=12, checkpointing="selective",
+        checkpointing_source="the caption (per-op selective)", compile=True, versions=V2506),
     "Detailed performance results and training configurations can be found in the tables below along and can "
     "visualized in [this WandB report](https://api.wandb.ai/links/asaiacai/w4c46stp). `TPS` and `Memory(GiB)` are "
     "arbitrarily sampled at the 100th iteration:": Caption(
-        tag="whitefiber", flavor="8B", gpu="H200", gpus=0, fsdp=None, tp=1, pp=1, local_batch=2,
-        checkpointing="selective",
+        tag="whitefiber", flavor="8B", gpu="H200", gpus=0, fsdp=None, local_batch=2, checkpointing="selective",
         checkpointing_source="llama3_8b.toml at the torchtitan commit (mode selective, selective_ac_option op)",
-        compile=True, float8=True, async_tp=False, schedule=None, versions=VTRAINY),
+        compile=True, float8=True, versions=VTRAINY),
 }
 # Row texts of the technique tables -> what they add to the caption.
 TECHNIQUES = {"FSDP": {}, "FSDP + torch.compile": {"compile": True},

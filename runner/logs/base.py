@@ -2,9 +2,9 @@
 timestamps, the failure lines of a crashed run, and the checks a window must pass.
 
 A format is a subclass of :class:`LogParser` that declares its ``name``, a ``label`` for messages, the
-``frameworks`` (first words of a recipe's ``stack.framework``) whose logs it reads, and ``recognises(line)``,
-the test :func:`runner.logs.sniff` uses; it implements ``_line``. Adding a format is one module and one entry
-in ``runner.logs.FORMATS``.
+``frameworks`` (first words of a recipe's ``stack.framework``) whose logs it reads, and how its step lines are
+recognised (``step_mark``, ``step_pattern``: the test :func:`runner.logs.sniff` uses); it implements ``_line``.
+Adding a format is one module and one entry in ``runner.logs.FORMATS``.
 """
 
 from __future__ import annotations
@@ -213,10 +213,15 @@ class LogParser:
     label = ""
     frameworks: tuple[str, ...] = ()
     end_mark: str | None = None  # what a whole step line ends with before its line end (None: a number, no mark)
+    step_mark: str | None = None  # a text every step line holds (the cheap test before step_pattern)
+    step_pattern: re.Pattern[str] | None = None  # what a step line matches (None: holding step_mark tells)
 
     @classmethod
     def recognises(cls, line: str) -> bool:
-        raise NotImplementedError
+        """Whether the line is one of this format's step lines: it holds step_mark and matches step_pattern."""
+        if cls.step_mark is None:
+            raise NotImplementedError(f"{cls.__name__} declares no step_mark")
+        return cls.step_mark in line and (cls.step_pattern is None or cls.step_pattern.search(line) is not None)
 
     @classmethod
     def reads(cls, line: str) -> bool:

@@ -33,10 +33,7 @@ class EngineParser(LogParser):
     label = "openrecipes engine"
     frameworks = ("openrecipes", "openrecipes-engine")
     end_mark = "}"  # one JSON object
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return ENGINE_PREFIX in line
+    step_mark = ENGINE_PREFIX
 
     def _line(self, line: str, number: int) -> list[Step]:
         at = line.find(ENGINE_PREFIX)

@@ -38,10 +38,8 @@ class MegatronParser(LogParser):
     label = "Megatron-LM"
     frameworks = ("megatron-lm", "megatron-core", "megatron-bridge", "megatron")
     end_mark = "|"  # every field, the last included, is followed by " |"
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return "elapsed time per iteration" in line and _ITERATION.search(line) is not None
+    step_mark = "elapsed time per iteration"
+    step_pattern = _ITERATION
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)

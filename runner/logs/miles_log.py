@@ -38,10 +38,8 @@ class MilesParser(LogParser):
     label = "miles/slime"
     frameworks = ("miles", "slime")
     end_mark = "}"  # a logged dict
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return "perf/step_time" in line and _MILES.search(line) is not None
+    step_mark = "perf/step_time"
+    step_pattern = _MILES
 
     def __init__(self, source: str = "<log>") -> None:
         super().__init__(source)

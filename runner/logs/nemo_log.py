@@ -26,10 +26,8 @@ class NemoParser(LogParser):
     name = "nemo"
     label = "NeMo 2 / Megatron-Bridge (Lightning)"
     frameworks = ("nemo", "nemo2", "megatron-bridge")
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return "train_step_timing in s:" in line and _ITERATION.search(line) is not None
+    step_mark = "train_step_timing in s:"
+    step_pattern = _ITERATION
 
     def _line(self, line: str, number: int) -> list[Step]:
         if "Training epoch" not in line or "train_step_timing in s:" not in line:

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from runner.logs.base import LogError, LogParser, Step, float_or_nan
@@ -50,11 +52,30 @@ _STEP = re.compile(r"(?<!validate )\bstep:\s*(\d+)\s+loss:\s*(\S+)(?:.*?\btps:\s
 _RANK = re.compile(r"^\s*\[rank(\d+)\]:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _GRAD_NORM = re.compile(r"\bgrad_norm:\s*(\S+)")
-_TOTAL = re.compile(r"\btotal steps (\d+)")
-_GLOBAL_BATCH = re.compile(r"\bglobal batch size (\d+)")
-_SEQUENCE = re.compile(r"\bsequence length (\d+)")
-_SIZE = re.compile(r"\bsize: ([\d,]+) total parameters")
-_MESH = re.compile(r"Building \d+-D device mesh with \[[^]]*\], \[([\d, ]+)\]")
+_TOTAL = re.compile(r"\btotal steps (\d+)")  # on the trainer's start line: the run's length
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A figure the run states about itself: the ParsedLog attribute it fills, the pattern that finds it on its line
+    (its first group the figure's text) and how that text becomes the figure."""
+
+    attribute: str
+    pattern: re.Pattern[str]
+    value: Callable[[str], int] = int
+
+
+# The lines where the run states its workload (checked against the recipe's: runner.measure.stated_workload), by a
+# text only that line holds (the first that a line holds is its kind), and the figures each states: the trainer's
+# start line, the model's size, the device mesh (its GPUs: the product of its degrees).
+_STATEMENTS: dict[str, tuple[_Stated, ...]] = {
+    "total steps": (_Stated("global_batch", re.compile(r"\bglobal batch size (\d+)")),
+                    _Stated("seq_length", re.compile(r"\bsequence length (\d+)"))),
+    "total parameters": (_Stated("model_params", re.compile(r"\bsize: ([\d,]+) total parameters"),
+                                 lambda text: int(text.replace(",", ""))),),
+    "device mesh with": (_Stated("world_size", re.compile(r"Building \d+-D device mesh with \[[^]]*\], \[([\d, ]+)\]"),
+                                 lambda text: math.prod(int(n) for n in text.split(","))),),
+}
 
 
 class TorchtitanParser(LogParser):
@@ -62,10 +83,8 @@ class TorchtitanParser(LogParser):
     label = "torchtitan"
     frameworks = ("torchtitan",)
     end_mark = "%"  # the last field is mfu: NN.NN%
-
-    @classmethod
-    def recognises(cls, line: str) -> bool:
-        return "step:" in line and "tps:" in line and _STEP.search(line) is not None
+    step_mark = "tps:"  # _STEP's tps group is optional: a step line must hold it
+    step_pattern = _STEP
 
     @classmethod
     def reads(cls, line: str) -> bool:
@@ -86,12 +105,12 @@ class TorchtitanParser(LogParser):
     def _line(self, line: str, number: int) -> list[Step]:
         if "\x1b" in line:
             line = _ANSI.sub("", line)
-        if "total steps" in line:
-            self._stated(line, number)
-        elif "total parameters" in line and (size := _SIZE.search(line)):
-            self._state("model_params", int(size.group(1).replace(",", "")), number)
-        elif "device mesh with" in line and (mesh := _MESH.search(line)):
-            self._state("world_size", math.prod(int(n) for n in mesh.group(1).split(",")), number)
+        if "total steps" in line and (total := _TOTAL.search(line)):
+            self.log.total_steps = int(total.group(1))
+        for mark, statements in _STATEMENTS.items():
+            if mark in line:
+                self._stated(line, number, statements)
+                break
         if "step:" not in line or "loss:" not in line:
             return []
         m = _STEP.search(line)
@@ -112,14 +131,10 @@ class TorchtitanParser(LogParser):
         self._ranks.setdefault(int(rank.group(1)) if rank else -1, {})[step] = (self._stamp, loss_or_none, rate, number)
         return []
 
-    def _stated(self, line: str, number: int) -> None:
-        total, batch, sequence = _TOTAL.search(line), _GLOBAL_BATCH.search(line), _SEQUENCE.search(line)
-        if total:
-            self.log.total_steps = int(total.group(1))
-        if batch:
-            self._state("global_batch", int(batch.group(1)), number)
-        if sequence:
-            self._state("seq_length", int(sequence.group(1)), number)
+    def _stated(self, line: str, number: int, statements: tuple[_Stated, ...]) -> None:
+        for stated in statements:
+            if found := stated.pattern.search(line):
+                self._state(stated.attribute, stated.value(found.group(1)), number)
 
     def _finish_steps(self) -> None:
         if self._ranks:  # the rank that printed most lines times the steps (the lowest on a tie)
