@@ -622,6 +622,12 @@ class SupersededPublication(_Closed):
 
 
 SHA256_HEX = r"^[0-9a-f]{64}$"
+# A path inside the repository, '/'-separated, no segment starting with a dot (so no '..', no absolute path).
+STORED_COPY_PATH = r"^[A-Za-z0-9_+-][A-Za-z0-9._+-]*(/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)*$"
+STORED_COPY_DESCRIPTION = (
+    "Path, from the repository's root, of the stored copy of the bytes read (the file the importer was given, where it "
+    "lies in this repository); `python -m generator check` holds `sha256` to that file's bytes where the file is "
+    "present. null: the repository stores no copy (it was read from a checkout or copy elsewhere).")
 
 
 class PublicationCopy(_Closed):
@@ -632,6 +638,7 @@ class PublicationCopy(_Closed):
     sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the copy's bytes as read "
                                "(64 lower-case hex digits); the importer's tests compare it with the stored copy where the "
                                "repository holds one; null: not recorded.")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     note: str = Field(description="Whose copy it is and how it relates to the original (e.g. its SHA-256).",
                       min_length=1)
 
@@ -643,6 +650,7 @@ class Publication(_Closed):
                                "read at that commit (64 lower-case hex digits); the importer's tests compare it with the stored "
                                "copy where the repository holds one; null: not recorded, or read through "
                                "`read_from` (whose sha256 it is then).")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0,
                                     le=MAX_COUNT)
