@@ -605,9 +605,21 @@ class Patch(_Closed):
     description: str = Field(description="What the patch changes and why.")
 
 
+SHA256_HEX = r"^[0-9a-f]{64}$"
+# A path inside the repository, '/'-separated, no segment starting with a dot (so no '..', no absolute path).
+STORED_COPY_PATH = r"^[A-Za-z0-9_+-][A-Za-z0-9._+-]*(/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)*$"
+STORED_COPY_DESCRIPTION = (
+    "Path, from the repository's root, of the stored copy of the bytes read (the file the importer was given, where it "
+    "lies in this repository); `python -m generator check` holds `sha256` to that file's bytes where the file is "
+    "present. null: the repository stores no copy (it was read from a checkout or copy elsewhere).")
+
+
 class SupersededPublication(_Closed):
     url: HttpUrl = Field(description="URL of the earlier document (http(s)).")
     commit: str | None = Field(default=None, description="Commit of that document.")
+    sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of that document's "
+                               "bytes as read, as its import recorded it; null: not recorded.")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     line: int | None = Field(default=None, description="Line of the row in that document.", gt=0,
                                     le=MAX_COUNT)
     tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0, le=MAX_COUNT)
@@ -619,15 +631,6 @@ class SupersededPublication(_Closed):
         "than 0.5% under the recipe's FLOPs count (an error of that document, corrected by the later one): check "
         "accepts exactly that disagreement when true, and flags the row when false or when the figures agree."
     )
-
-
-SHA256_HEX = r"^[0-9a-f]{64}$"
-# A path inside the repository, '/'-separated, no segment starting with a dot (so no '..', no absolute path).
-STORED_COPY_PATH = r"^[A-Za-z0-9_+-][A-Za-z0-9._+-]*(/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)*$"
-STORED_COPY_DESCRIPTION = (
-    "Path, from the repository's root, of the stored copy of the bytes read (the file the importer was given, where it "
-    "lies in this repository); `python -m generator check` holds `sha256` to that file's bytes where the file is "
-    "present. null: the repository stores no copy (it was read from a checkout or copy elsewhere).")
 
 
 class PublicationCopy(_Closed):

@@ -2,7 +2,8 @@
 
 An importer records, beside the citation, the SHA-256 of the bytes it read and (where the file lay in the registry)
 the path of that stored copy (`publication.stored_copy`, or `publication.read_from.stored_copy` where the figures
-were read from a copy of the original). A copy edited after the import, or a hash pasted from another file, no
+were read from a copy of the original); a later import keeps both on the entry of `publication.superseded` it
+makes of the earlier citation. A copy edited after the import, or a hash pasted from another file, no
 longer matches: the recipe's figures would be traceable to bytes nobody can produce.
 """
 
@@ -15,7 +16,7 @@ import stat
 from pathlib import Path
 
 from generator.check.context import RecipeContext
-from generator.models import Publication, PublicationCopy
+from generator.models import Publication, PublicationCopy, SupersededPublication
 from generator.registry import RootNotFound, find_root
 
 # path -> ((device, inode, size, mtime), SHA-256): a stored copy is hashed once per process while unchanged; the
@@ -55,10 +56,16 @@ def named_copies(raw: bytes) -> list[str]:
     return sorted({m.group(1).decode("utf-8", errors="replace") for m in _NAMED_COPY.finditer(raw)})
 
 
-def _cited_copies(publication: Publication) -> list[tuple[tuple[str, ...], Publication | PublicationCopy]]:
-    copies: list[tuple[tuple[str, ...], Publication | PublicationCopy]] = [(("publication",), publication)]
+Cited = Publication | PublicationCopy | SupersededPublication
+
+
+def _cited_copies(publication: Publication) -> list[tuple[tuple[str | int, ...], Cited]]:
+    """Every citation of the recipe that can name a copy read: the publication, the copy its figures were read from,
+    and each earlier publication it superseded."""
+    copies: list[tuple[tuple[str | int, ...], Cited]] = [(("publication",), publication)]
     if publication.read_from is not None:
         copies.append((("publication", "read_from"), publication.read_from))
+    copies.extend((("publication", "superseded", i), earlier) for i, earlier in enumerate(publication.superseded))
     return copies
 
 

@@ -464,7 +464,8 @@ def superseded_by_import(path: Path, document: Document) -> list[dict[str, Any]]
             return None
         if (pub.get("url"), pub.get("commit")) == (document.url, document.commit):
             return earlier
-        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), "line": pub.get("line"),
+        copy_read = {k: pub[k] for k in ("sha256", "stored_copy") if pub.get(k) is not None}  # as its import recorded
+        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), **copy_read, "line": pub.get("line"),
                            "tokens_per_s_per_gpu": old["result"]["tokens_per_s_per_gpu"],
                            "published_model_tflops_per_gpu": old["result"].get("published_model_tflops_per_gpu")}]
     except yaml.MarkedYAMLError as exc:

@@ -122,6 +122,26 @@ def test_the_warm_check_sees_a_changed_copy(tmp_path: Path) -> None:
     assert check_tree(root, cache_folder=cache).problems == []
 
 
+MB_RECIPE = "recipes/deepseek-v3/b200/mb-25.09-dgx-b200-256gpu-fp8-cs-tokendrop.yaml"
+MB_FIRST = "tests/importer/data/performance-summary.md"  # df0289c1, superseded twice since
+MB_FIRST_SHA256 = "8bc0acd94788273be35332dac6c8b9111344c5f35b7fc540ed728f7b26566947"  # sha256sum, by hand
+
+
+def test_a_superseded_citation_keeps_its_copy_and_is_held_to_it(tmp_path: Path) -> None:
+    """The Megatron-Bridge row imported from df0289c1's summary (line 185), then from two later documents: its first
+    citation, now publication.superseded[0], names that copy and hash; one byte changed in the copy is one problem
+    there."""
+    text = (ROOT / MB_RECIPE).read_text(encoding="utf-8")
+    assert f"    sha256: {MB_FIRST_SHA256}\n    stored_copy: {MB_FIRST}\n    line: 185\n" in text
+    root = _with_copy(tmp_path, MB_RECIPE, MB_FIRST)
+    assert check_registry(load_registry(root)) == []
+    copy = root / MB_FIRST
+    copy.write_bytes(copy.read_bytes().replace(b"2265", b"2266", 1))
+    problems = check_registry(load_registry(root))
+    line = _line_of(root, MB_RECIPE, f"    sha256: {MB_FIRST_SHA256}")
+    assert [(p.line, p.field) for p in problems] == [(line, "publication.superseded.0.sha256")]
+
+
 def _import_titan(root: Path, file: Path) -> dict[str, str]:
     document = Document.github("pytorch/torchtitan", TITAN_COMMIT, "benchmarks/llama3_h100_202412_torchtitan.md")
     parsed, report, problems = run_source(TITAN, root, file, document, dry_run=False)
@@ -169,8 +189,9 @@ _COPY_READ = re.compile(r"^ +sha256: ([0-9a-f]{64})\n +stored_copy: (\S+)$", re.
 def test_every_recipe_read_from_a_stored_copy_names_it_and_its_hash() -> None:
     """The families imported from copies this repository stores (llm-foundry, Megatron-Bridge, torchtitan, AutoModel,
     NeMo, the playbook) name the copy on every recipe, as do the 8 DGX Cloud recipes of 1f6d9f4's llama3.1/README.md;
-    each copy named has the hash recorded. MLPerf (a round's folder of files) and the other DGX Cloud READMEs (read
-    from checkouts) name none."""
+    each copy named has the hash recorded; the 91 Megatron-Bridge rows of the two earlier documents name them on
+    both superseded citations. MLPerf (a round's folder of files) and the other DGX Cloud READMEs (read from
+    checkouts) name none."""
     named: dict[str, set[str]] = {}
     naming: dict[str, int] = {}
     for path in (ROOT / "recipes").glob("*/*/*.yaml"):
@@ -184,5 +205,5 @@ def test_every_recipe_read_from_a_stored_copy_names_it_and_its_hash() -> None:
             naming[family] = naming.get(family, 0) + 1
     assert {copy: hashlib.sha256((ROOT / copy).read_bytes()).hexdigest() for copy in named} == {
         copy: next(iter(hashes)) for copy, hashes in named.items() if len(hashes) == 1}
-    assert naming == {"llm-foundry": 209, "megatron-bridge": 287, "torchtitan-benchmarks": 28, "automodel": 13,
-                      "nemo": 23, "playbook": 1721, "dgxc-benchmarking": 8}
+    assert naming == {"llm-foundry": 209, "megatron-bridge": 287 + 2 * 91, "torchtitan-benchmarks": 28,
+                      "automodel": 13, "nemo": 23, "playbook": 1721, "dgxc-benchmarking": 8}
