@@ -639,8 +639,8 @@ class PublicationCopy(_Closed):
     url: HttpUrl = Field(description="URL of the copy at its commit.")
     commit: str | None = Field(default=None, description="Commit of the copy.")
     sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the copy's bytes as read "
-                               "(64 lower-case hex digits); the importer's tests compare it with the stored copy where the "
-                               "repository holds one; null: not recorded.")
+                               "(64 lower-case hex digits), recorded by the import; `check` compares it with `stored_copy` "
+                               "where the repository holds it; null: not recorded.")
     stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     note: str = Field(description="Whose copy it is and how it relates to the original (e.g. its SHA-256).",
                       min_length=1)
@@ -650,8 +650,8 @@ class Publication(_Closed):
     url: HttpUrl = Field(description="URL of the published table (http(s)).")
     commit: str | None = Field(default=None, description="Commit of the document.")
     sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the document's bytes as "
-                               "read at that commit (64 lower-case hex digits); the importer's tests compare it with the stored "
-                               "copy where the repository holds one; null: not recorded, or read through "
+                               "read at that commit (64 lower-case hex digits), recorded by the import; `check` compares it "
+                               "with `stored_copy` where the repository holds it; null: not recorded, or read through "
                                "`read_from` (whose sha256 it is then).")
     stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
