@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from recipe_edits import edited_registry
 from suitehelpers import check_registry
 
@@ -25,6 +26,7 @@ from generator.importers.torchtitan_benchmarks import SOURCE as TITAN
 from generator.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TITAN_RECIPE = "recipes/llama-3.1-405b/h100-96gb/titan-9dec370-t5-1f1b.yaml"
 TITAN_COPY = "tests/importer/sources/titan-llama3_h100_202412_torchtitan-b5bcd76c.md"
 TITAN_SHA256 = "287b0c812b8c99d2f6e614603b46a8cbb49fca957f2bc2d5199c7d6342f00eb5"  # sha256sum, by hand
@@ -188,7 +190,8 @@ _COPY_READ = re.compile(r"^ +sha256: ([0-9a-f]{64})\n +stored_copy: (\S+)$", re.
 
 def test_every_recipe_read_from_a_stored_copy_names_it_and_its_hash() -> None:
     """The families imported from copies this repository stores (llm-foundry, Megatron-Bridge, torchtitan, AutoModel,
-    NeMo, the playbook) name the copy on every recipe, as do the 8 DGX Cloud recipes of 1f6d9f4's llama3.1/README.md;
+    NeMo, the playbook) name the copy on every recipe, as do the 8 DGX Cloud recipes of 1f6d9f4's llama3.1/README.md
+    and the 12 rows of 35a9aec's and 143b90d's llama3.1/README_70b.md on their superseded citations;
     each copy named has the hash recorded; the 91 Megatron-Bridge rows of the two earlier documents name them on
     both superseded citations. MLPerf (a round's folder of files) and the other DGX Cloud READMEs (read from
     checkouts) name none."""
@@ -206,4 +209,21 @@ def test_every_recipe_read_from_a_stored_copy_names_it_and_its_hash() -> None:
     assert {copy: hashlib.sha256((ROOT / copy).read_bytes()).hexdigest() for copy in named} == {
         copy: next(iter(hashes)) for copy, hashes in named.items() if len(hashes) == 1}
     assert naming == {"llm-foundry": 209, "megatron-bridge": 287 + 2 * 91, "torchtitan-benchmarks": 28,
-                      "automodel": 13, "nemo": 23, "playbook": 1721, "dgxc-benchmarking": 8}
+                      "automodel": 13, "nemo": 23, "playbook": 1721, "dgxc-benchmarking": 8 + 2 * 12}
+
+
+def test_every_dgx_cloud_citation_names_the_readme_hash() -> None:
+    """DGX Cloud's READMEs were read from checkouts of NVIDIA/dgxc-benchmarking (tests/importer/data/dgxc/SOURCES.md):
+    every citation of a dgxc-* recipe, current or superseded, names the SHA-256 of the README read, and those of the
+    README copies stored here are the hashes SOURCES.md lists for them (by hand, `sha256sum`)."""
+    listed = dict(re.findall(r"^\| dgxc-[^|]+ \| (https://\S+) \| [0-9a-f]{40} \| ([0-9a-f]{64}) \|$",
+                             (ROOT / "tests/importer/data/dgxc/SOURCES.md").read_text(encoding="utf-8"), re.MULTILINE))
+    assert len(listed) == 7
+    seen: dict[str, str] = {}
+    for path in (ROOT / "recipes").glob("*/*/dgxc-*.yaml"):
+        publication = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)["publication"]
+        for cited in [publication, *publication["superseded"]]:
+            assert re.fullmatch(r"[0-9a-f]{64}", cited.get("sha256") or ""), (path, cited["url"])
+            assert seen.setdefault(cited["url"], cited["sha256"]) == cited["sha256"], cited["url"]
+    stored = {url: sha256 for url, sha256 in listed.items() if url in seen}
+    assert len(stored) == 4 and all(seen[url] == sha256 for url, sha256 in stored.items())  # the 4 READMEs
