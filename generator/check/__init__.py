@@ -56,9 +56,7 @@ def _content_digest(path: Path, root: Path) -> str:
     except evidence.EvidenceError as exc:
         sidecar = ("sidecar refused: " + str(exc), None)
     raw = path.read_bytes()
-    copies = [(f"stored copy {name}", None if (digest := provenance.stored_copy_digest(root, name)) is None
-               else digest.encode()) for name in provenance.named_copies(raw)]
-    return input_digest("recipe", [("recipe", raw), sidecar, *copies])
+    return input_digest("recipe", [("recipe", raw), sidecar, *provenance.copy_parts(root, raw)])
 
 
 # A pool pays for itself only on a large registry: starting a worker costs about as much as checking 100 files.

@@ -51,9 +51,15 @@ _NAMED_COPY = re.compile(rb"^[ \t]*stored_copy:[ \t]*['\"]?([^'\"\s#]+)", re.MUL
 
 
 def named_copies(raw: bytes) -> list[str]:
-    """The stored copies a recipe's bytes name (every `stored_copy:` line), without parsing it: what the check
-    cache binds a recipe's result to besides its own bytes."""
+    """The stored copies a file's bytes name (every `stored_copy:` line), without parsing it."""
     return sorted({m.group(1).decode("utf-8", errors="replace") for m in _NAMED_COPY.finditer(raw)})
+
+
+def copy_parts(root: Path, raw: bytes) -> list[tuple[str, bytes | None]]:
+    """What the check cache binds a file's result to besides its own bytes: the SHA-256 of each stored copy it names
+    (absent: a part of its own)."""
+    return [(f"stored copy {name}", None if (digest := stored_copy_digest(root, name)) is None else digest.encode())
+            for name in named_copies(raw)]
 
 
 Cited = Publication | PublicationCopy | SupersededPublication
@@ -69,24 +75,32 @@ def _cited_copies(publication: Publication) -> list[tuple[tuple[str | int, ...],
     return copies
 
 
+def copy_problem(root: Path, cited: Cited) -> tuple[str, str] | None:
+    """(field, message) where a citation's recorded copy fails: a stored copy named without its hash, or a stored
+    copy present in the registry whose SHA-256 is another; None otherwise (a copy the registry lacks is not held)."""
+    if cited.stored_copy is None:
+        return None
+    if cited.sha256 is None:
+        return "stored_copy", f"names the stored copy {cited.stored_copy} but no sha256 of it"
+    digest = stored_copy_digest(root, cited.stored_copy)
+    if digest is None or digest == cited.sha256:
+        return None
+    return "sha256", (f"the stored copy {cited.stored_copy} has SHA-256 {digest}, not the {cited.sha256} recorded: "
+                      "the copy changed since the import, or the hash is another file's")
+
+
 def stored_copy_sha256(ctx: RecipeContext) -> None:
     publication = ctx.recipe.publication
-    if publication is None:
+    if publication is None or not any(cited.stored_copy for _, cited in _cited_copies(publication)):
         return
+    try:
+        root = find_root(ctx.loaded.path)
+    except RootNotFound:
+        return  # a recipe outside any registry: no stored copy to hold it to
     for where, cited in _cited_copies(publication):
-        if cited.stored_copy is None:
-            continue
-        if cited.sha256 is None:
-            ctx.bad(f"names the stored copy {cited.stored_copy} but no sha256 of it", *where, "stored_copy")
-            continue
-        try:
-            root = find_root(ctx.loaded.path)
-        except RootNotFound:
-            return  # a recipe outside any registry: no stored copy to hold it to
-        digest = stored_copy_digest(root, cited.stored_copy)
-        if digest is not None and digest != cited.sha256:
-            ctx.bad(f"the stored copy {cited.stored_copy} has SHA-256 {digest}, not the {cited.sha256} recorded: "
-                    "the copy changed since the import, or the hash is another file's", *where, "sha256")
+        found = copy_problem(root, cited)
+        if found is not None:
+            ctx.bad(found[1], *where, found[0])
 
 
 RULES = (stored_copy_sha256,)

@@ -590,19 +590,24 @@ def cite_copy_read(recipe: dict[str, Any], document: Document) -> None:
     (the original home could not be read), else on the publication; right after its commit. A SHA-256 the source
     already states (a known copy, e.g. playbook's mirror) must be the one read, else SourceError: the import would
     cite bytes it did not read."""
-    if document.sha256 is None:
-        return
     publication = recipe["publication"]
-    cited = publication.get("read_from") or publication
+    if publication.get("read_from"):
+        publication["read_from"] = record_copy(publication["read_from"], document)
+    else:
+        recipe["publication"] = record_copy(publication, document)
+
+
+def record_copy(cited: dict[str, Any], document: Document) -> dict[str, Any]:
+    """The citation of the bytes read (a publication, or the copy named as read_from) with their SHA-256 and stored
+    copy right after its commit; unchanged where the document carries no hash. A hash the citation already states
+    must be the one read (SourceError otherwise)."""
+    if document.sha256 is None:
+        return cited
     stated = cited.get("sha256")
     if stated is not None and stated != document.sha256:
         raise SourceError(f"the file read has SHA-256 {document.sha256}; the copy the recipe cites has {stated}")
     copy = {"sha256": document.sha256, "stored_copy": document.stored_copy}
-    recorded = _after(cited, "commit", {k: v for k, v in copy.items() if v is not None})  # no copy stored: no line
-    if cited is publication:
-        recipe["publication"] = recorded
-    else:
-        publication["read_from"] = recorded
+    return _after(cited, "commit", {k: v for k, v in copy.items() if v is not None})  # no copy stored: no line
 
 
 def build_recipe(source: Source, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],

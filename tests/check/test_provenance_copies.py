@@ -227,3 +227,29 @@ def test_every_dgx_cloud_citation_names_the_readme_hash() -> None:
             assert seen.setdefault(cited["url"], cited["sha256"]) == cited["sha256"], cited["url"]
     stored = {url: sha256 for url, sha256 in listed.items() if url in seen}
     assert len(stored) == 4 and all(seen[url] == sha256 for url, sha256 in stored.items())  # the 4 READMEs
+
+
+PLAYBOOK_COPY = "tests/importer/sources/playbook-benchmarks_interactive-924e4d0b.html"
+PLAYBOOK_SHA256 = "22bcd7a43eb23aa3eab3523829eb86a995a34d58a4879051241cbf3ddc9f202b"  # its .source.md, sha256sum
+
+
+def test_a_failed_layouts_file_is_held_to_its_copy_warm_and_cold(tmp_path: Path) -> None:
+    """failed/playbook-llama-1b.yaml names the playbook copy its crosses were read from (read_from.stored_copy):
+    clean with the copy as committed; with one byte of the 2.9 MB copy changed, one problem at read_from.sha256, found
+    by a cached check after a clean one too."""
+    root = tmp_path / "registry"
+    shutil.copytree(ROOT / "catalog", root / "catalog")
+    (root / "recipes").mkdir()
+    (root / "failed").mkdir()
+    shutil.copyfile(ROOT / "failed/playbook-llama-1b.yaml", root / "failed/playbook-llama-1b.yaml")
+    (root / PLAYBOOK_COPY).parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / PLAYBOOK_COPY, root / PLAYBOOK_COPY)
+    failed_text = (root / "failed/playbook-llama-1b.yaml").read_text(encoding="utf-8")
+    assert f"  sha256: {PLAYBOOK_SHA256}\n  stored_copy: {PLAYBOOK_COPY}\n" in failed_text
+    cache = tmp_path / "cache"
+    assert check_tree(root, cache_folder=cache).problems == []
+    raw = (root / PLAYBOOK_COPY).read_bytes()
+    (root / PLAYBOOK_COPY).write_bytes(raw[:-2] + bytes([raw[-2] ^ 1]) + raw[-1:])
+    warm = check_tree(root, cache_folder=cache).problems
+    cold = check_tree(root, use_cache=False).problems
+    assert warm == cold and [(p.path, p.field) for p in cold] == [("failed/playbook-llama-1b.yaml", "read_from.sha256")]
