@@ -31,7 +31,7 @@ from generator import evidence, figures, registry
 from generator.catalog import Catalog, ModelCard
 from generator.check import check_recipe
 from generator.load import load_recipe
-from generator.models import Recipe
+from generator.models import STORED_COPY_PATH, Recipe
 from generator.positions import line_col
 from generator.problems import InputError, escape
 from generator.registry import RECIPES_DIR, CatalogMemo, atomic_write, display_path, load_catalog, recipe_path
@@ -568,21 +568,25 @@ def copy_read(document: Document, file: Path) -> Document:
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}", file=str(file)) from None
     try:
-        held_by = registry.find_root(file)
+        stored = file.absolute().relative_to(registry.find_root(file)).as_posix()
     except registry.RootNotFound:
-        return replace(document, sha256=digest, stored_copy=None)
-    return replace(document, sha256=digest, stored_copy=file.absolute().relative_to(held_by).as_posix())
+        stored = None
+    # A path the schema cannot hold (a dot folder, a space) is named by no recipe: the hash alone is recorded.
+    named = stored if stored is not None and re.fullmatch(STORED_COPY_PATH, stored) else None
+    return replace(document, sha256=digest, stored_copy=named)
 
 
 def _after(mapping: dict[str, Any], key: str, added: dict[str, Any]) -> dict[str, Any]:
-    """The mapping with `added` placed right after `key` (a key already there keeps its place and takes the value)."""
+    """The mapping with `added` right after `key` (those keys leave the place they had); at the end without `key`."""
+    rest = {k: v for k, v in mapping.items() if k not in added}
+    if key not in rest:
+        return {**rest, **added}
     out: dict[str, Any] = {}
-    for k, v in mapping.items():
-        if k not in added:
-            out[k] = v
+    for k, v in rest.items():
+        out[k] = v
         if k == key:
             out.update(added)
-    return out if all(k in out for k in added) else {**out, **added}
+    return out
 
 
 def cite_copy_read(recipe: dict[str, Any], document: Document) -> None:

@@ -153,7 +153,8 @@ def _import_titan(root: Path, file: Path) -> dict[str, str]:
 
 
 def test_an_import_records_the_copy_it_read(tmp_path: Path) -> None:
-    """From a copy inside the registry: its SHA-256 and its path; from a file outside any registry: the SHA-256 only."""
+    """From a copy inside the registry: its SHA-256 and its path; from a file outside any registry, or at a path the
+    schema's stored_copy cannot hold (a dot folder): the SHA-256 only."""
     inside = tmp_path / "registry"
     shutil.copytree(ROOT / "catalog", inside / "catalog")
     (inside / "recipes").mkdir()
@@ -166,6 +167,11 @@ def test_an_import_records_the_copy_it_read(tmp_path: Path) -> None:
     shutil.rmtree(inside / "recipes")
     (inside / "recipes").mkdir()
     assert _import_titan(inside, outside / "titan.md") == {"sha256": TITAN_SHA256}
+    (inside / ".downloads").mkdir()  # inside the registry, but a path the schema's stored_copy cannot hold
+    shutil.copyfile(ROOT / TITAN_COPY, inside / ".downloads/titan.md")
+    shutil.rmtree(inside / "recipes")
+    (inside / "recipes").mkdir()
+    assert _import_titan(inside, inside / ".downloads/titan.md") == {"sha256": TITAN_SHA256}
 
 
 def test_an_import_whose_bytes_are_not_the_cited_copy_is_refused(tmp_path: Path) -> None:
