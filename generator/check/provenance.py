@@ -24,12 +24,25 @@ from generator.registry import RootNotFound, find_root
 _DIGESTS: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
 
 
+# (root, stored_copy) -> the file it resolves to inside the registry, or None (it leads out through a link): resolved
+# once per process, as a warm check asks again for every recipe naming the same copy.
+_RESOLVED: dict[tuple[Path, str], Path | None] = {}
+
+
+def _resolved(root: Path, stored_copy: str) -> Path | None:
+    key = (root, stored_copy)
+    if key not in _RESOLVED:
+        path = (root / stored_copy).resolve()
+        _RESOLVED[key] = path if path.is_relative_to(root.resolve()) else None
+    return _RESOLVED[key]
+
+
 def stored_copy_digest(root: Path, stored_copy: str) -> str | None:
     """SHA-256 of the stored copy at `stored_copy` below `root`; None where the registry holds no such regular file
     (the rule applies only where the copy is present). A path leading out of the registry (a link) is held to no
     file: None."""
-    path = (root / stored_copy).resolve()
-    if not path.is_relative_to(root.resolve()):
+    path = _resolved(root, stored_copy)
+    if path is None:
         return None
     try:
         st = os.stat(path)
@@ -47,11 +60,12 @@ def stored_copy_digest(root: Path, stored_copy: str) -> str | None:
     return digest
 
 
-_NAMED_COPY = re.compile(rb"^[ \t]*stored_copy:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
+# Found by its literal key (a fast scan); a match inside other text only binds one more file.
+_NAMED_COPY = re.compile(rb"stored_copy:[ \t]*['\"]?([^'\"\s#]+)")
 
 
 def named_copies(raw: bytes) -> list[str]:
-    """The stored copies a file's bytes name (every `stored_copy:` line), without parsing it."""
+    """The stored copies a file's bytes name (every `stored_copy:` key), without parsing it."""
     return sorted({m.group(1).decode("utf-8", errors="replace") for m in _NAMED_COPY.finditer(raw)})
 
 
@@ -89,13 +103,24 @@ def copy_problem(root: Path, cited: Cited) -> tuple[str, str] | None:
                       "the copy changed since the import, or the hash is another file's")
 
 
+_ROOTS: dict[Path, Path | None] = {}  # a recipe's folder -> the registry holding it (a few hundred folders)
+
+
+def _registry_of(folder: Path) -> Path | None:
+    if folder not in _ROOTS:
+        try:
+            _ROOTS[folder] = find_root(folder)
+        except RootNotFound:
+            _ROOTS[folder] = None
+    return _ROOTS[folder]
+
+
 def stored_copy_sha256(ctx: RecipeContext) -> None:
     publication = ctx.recipe.publication
     if publication is None or not any(cited.stored_copy for _, cited in _cited_copies(publication)):
         return
-    try:
-        root = find_root(ctx.loaded.path)
-    except RootNotFound:
+    root = _registry_of(ctx.loaded.path.parent.absolute())
+    if root is None:
         return  # a recipe outside any registry: no stored copy to hold it to
     for where, cited in _cited_copies(publication):
         found = copy_problem(root, cited)
