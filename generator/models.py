@@ -605,9 +605,21 @@ class Patch(_Closed):
     description: str = Field(description="What the patch changes and why.")
 
 
+SHA256_HEX = r"^[0-9a-f]{64}$"
+# A path inside the repository, '/'-separated, no segment starting with a dot (so no '..', no absolute path).
+STORED_COPY_PATH = r"^[A-Za-z0-9_+-][A-Za-z0-9._+-]*(/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)*$"
+STORED_COPY_DESCRIPTION = (
+    "Path, from the repository's root, of the stored copy of the bytes read (the file the importer was given, where it "
+    "lies in this repository); `python -m generator check` holds `sha256` to that file's bytes where the file is "
+    "present. null: the repository stores no copy (it was read from a checkout or copy elsewhere).")
+
+
 class SupersededPublication(_Closed):
     url: HttpUrl = Field(description="URL of the earlier document (http(s)).")
     commit: str | None = Field(default=None, description="Commit of that document.")
+    sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of that document's "
+                               "bytes as read, as its import recorded it; null: not recorded.")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     line: int | None = Field(default=None, description="Line of the row in that document.", gt=0,
                                     le=MAX_COUNT)
     tokens_per_s_per_gpu: float = _finite(description="Tokens/s per GPU that document stated.", gt=0, le=MAX_COUNT)
@@ -621,17 +633,15 @@ class SupersededPublication(_Closed):
     )
 
 
-SHA256_HEX = r"^[0-9a-f]{64}$"
-
-
 class PublicationCopy(_Closed):
     """The copy of a publication's document an importer read, where the original's own revision cannot be reached."""
 
     url: HttpUrl = Field(description="URL of the copy at its commit.")
     commit: str | None = Field(default=None, description="Commit of the copy.")
     sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the copy's bytes as read "
-                               "(64 lower-case hex digits); the importer's tests compare it with the stored copy where the "
-                               "repository holds one; null: not recorded.")
+                               "(64 lower-case hex digits), recorded by the import; `check` compares it with `stored_copy` "
+                               "where the repository holds it; null: not recorded.")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     note: str = Field(description="Whose copy it is and how it relates to the original (e.g. its SHA-256).",
                       min_length=1)
 
@@ -640,9 +650,10 @@ class Publication(_Closed):
     url: HttpUrl = Field(description="URL of the published table (http(s)).")
     commit: str | None = Field(default=None, description="Commit of the document.")
     sha256: str | None = Field(default=None, pattern=SHA256_HEX, description="SHA-256 of the document's bytes as "
-                               "read at that commit (64 lower-case hex digits); the importer's tests compare it with the stored "
-                               "copy where the repository holds one; null: not recorded, or read through "
+                               "read at that commit (64 lower-case hex digits), recorded by the import; `check` compares it "
+                               "with `stored_copy` where the repository holds it; null: not recorded, or read through "
                                "`read_from` (whose sha256 it is then).")
+    stored_copy: str | None = Field(default=None, pattern=STORED_COPY_PATH, description=STORED_COPY_DESCRIPTION)
     release: str | None = Field(default=None, description="Release the table belongs to (e.g. '25.11').")
     line: int | None = Field(default=None, description="Line of the row in the document.", gt=0,
                                     le=MAX_COUNT)

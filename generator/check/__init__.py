@@ -19,7 +19,7 @@ from pathlib import Path
 
 from generator import evidence, failed
 from generator.catalog import Catalog
-from generator.check import env, failed_layouts, inferred, layout, parameters, references, results, sidecar, status
+from generator.check import env, failed_layouts, inferred, layout, parameters, provenance, references, results, sidecar, status
 from generator.check.cache import CheckCache, input_digest
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
@@ -27,7 +27,7 @@ from generator.problems import InputError, Problem
 from generator.registry import RECIPES_DIR, CatalogMemo, display_path, load_catalog, placement_problems, recipe_files
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
-         *inferred.RULES, *env.RULES)
+         *inferred.RULES, *env.RULES, *provenance.RULES)
 
 
 def check_recipe(loaded: LoadedRecipe, catalog: Catalog, today: dt.date) -> list[Problem]:
@@ -47,14 +47,16 @@ class CheckRun:
     failed_files: int = 0  # failed-layouts files (failed/*.yaml) checked beside the recipes
 
 
-def _content_digest(path: Path) -> str:
-    """The recipe's bytes and its sidecar's, each bound on its own (cache.input_digest): a result is only reused
-    for both unchanged, and a missing sidecar is not an empty one."""
+def _content_digest(path: Path, root: Path) -> str:
+    """The recipe's bytes and its sidecar's, each bound on its own (cache.input_digest), and the SHA-256 of each
+    stored copy it names (provenance's rule reads them): a result is only reused for all unchanged, and a missing
+    sidecar or copy is not an empty one."""
     try:
         sidecar: tuple[str, bytes | None] = ("sidecar", evidence.read_bytes(evidence.path_for(path)))
     except evidence.EvidenceError as exc:
         sidecar = ("sidecar refused: " + str(exc), None)
-    return input_digest("recipe", [("recipe", path.read_bytes()), sidecar])
+    raw = path.read_bytes()
+    return input_digest("recipe", [("recipe", raw), sidecar, *provenance.copy_parts(root, raw)])
 
 
 # A pool pays for itself only on a large registry: starting a worker costs about as much as checking 100 files.
@@ -136,7 +138,7 @@ def _gather(files: list[Path], root: Path, cache: CheckCache | None, problems: l
         target = _Target(path, display)
         if cache is not None:
             try:
-                target.digest = _content_digest(path)
+                target.digest = _content_digest(path, root)
             except OSError:
                 target.digest = ""
             hit = cache.get(display, target.digest) if target.digest else None

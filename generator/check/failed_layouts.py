@@ -9,6 +9,7 @@ from pathlib import Path
 
 from generator import failed
 from generator.catalog import Catalog
+from generator.check import provenance
 from generator.check.cache import CheckCache, input_digest
 from generator.load import YamlDocument, field_name, file_kind_problem
 from generator.problems import Problem
@@ -20,7 +21,7 @@ def check(root: Path, catalog: Catalog, paths: list[Path], cache: CheckCache | N
     problems: list[Problem] = []
     for path in paths:
         display = display_path(path, root)
-        digest = _digest(path) if cache is not None else ""
+        digest = _digest(path, root) if cache is not None else ""
         hit = cache.get(display, digest) if cache is not None and digest else None
         found = hit[1] if hit is not None else _check_file(root, catalog, path)
         if cache is not None and digest and hit is None:
@@ -29,21 +30,32 @@ def check(root: Path, catalog: Catalog, paths: list[Path], cache: CheckCache | N
     return problems
 
 
-def _digest(path: Path) -> str:
-    """The file's content hash; "" for what is never read (a fifo, a device) or cannot be read."""
+def _digest(path: Path, root: Path) -> str:
+    """The file's content hash, and the stored copies it names (provenance); "" for what is never read (a fifo, a
+    device) or cannot be read."""
     if file_kind_problem(path, failed.LAYOUT):
         return ""
     try:
-        return input_digest("failed layouts", [("file", path.read_bytes())])
+        raw = path.read_bytes()
     except OSError:
         return ""
+    return input_digest("failed layouts", [("file", raw), *provenance.copy_parts(root, raw)])
 
 
 def _check_file(root: Path, catalog: Catalog, path: Path) -> list[Problem]:
     doc, data, found = failed.read(path, root)
     if doc is not None and data is not None:
-        found = found + _references(path, doc, data, catalog)
+        found = found + _references(path, doc, data, catalog) + _copy_read(root, doc, data)
     return found
+
+
+def _copy_read(root: Path, doc: YamlDocument, data: failed.FailedLayouts) -> list[Problem]:
+    """The copy every entry was read from, held to its stored copy as a recipe's is (provenance.copy_problem)."""
+    found = None if data.read_from is None else provenance.copy_problem(root, data.read_from)
+    if found is None:
+        return []
+    line, col = doc.positions.get(("read_from", found[0]), (1, 1))
+    return [Problem(doc.path, line, col, field_name(("read_from", found[0])), found[1])]
 
 
 def _references(path: Path, doc: YamlDocument, data: failed.FailedLayouts, catalog: Catalog) -> list[Problem]:

@@ -10,6 +10,7 @@ below).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -19,18 +20,18 @@ import stat
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from generator import evidence, figures
+from generator import evidence, figures, registry
 from generator.catalog import Catalog, ModelCard
 from generator.check import check_recipe
 from generator.load import load_recipe
-from generator.models import Recipe
+from generator.models import STORED_COPY_PATH, Recipe
 from generator.positions import line_col
 from generator.problems import InputError, escape
 from generator.registry import RECIPES_DIR, CatalogMemo, atomic_write, display_path, load_catalog, recipe_path
@@ -209,10 +210,13 @@ class Parsed:
 @dataclass(frozen=True)
 class Document:
     """Provenance of one imported document: written to every recipe as publication.url / publication.commit.
-    url is the document at its commit (https://github.com/<repository>/blob/<commit>/<path> for GitHub)."""
+    url is the document at its commit (https://github.com/<repository>/blob/<commit>/<path> for GitHub).
+    sha256 and stored_copy are the copy read (run_source sets them from the file it was given; see `copy_read`)."""
 
     url: str
     commit: str | None
+    sha256: str | None = None
+    stored_copy: str | None = None
 
     @property
     def repository(self) -> str | None:
@@ -460,7 +464,8 @@ def superseded_by_import(path: Path, document: Document) -> list[dict[str, Any]]
             return None
         if (pub.get("url"), pub.get("commit")) == (document.url, document.commit):
             return earlier
-        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), "line": pub.get("line"),
+        copy_read = {k: pub[k] for k in ("sha256", "stored_copy") if pub.get(k) is not None}  # as its import recorded
+        return earlier + [{"url": pub["url"], "commit": pub.get("commit"), **copy_read, "line": pub.get("line"),
                            "tokens_per_s_per_gpu": old["result"]["tokens_per_s_per_gpu"],
                            "published_model_tflops_per_gpu": old["result"].get("published_model_tflops_per_gpu")}]
     except yaml.MarkedYAMLError as exc:
@@ -553,12 +558,76 @@ def _admitted(source: Source, parsed: Parsed, catalog: Catalog) -> list[Any]:
     return admitted
 
 
+def copy_read(document: Document, file: Path) -> Document:
+    """The document with the copy read: the SHA-256 of the file's bytes, and its path from the root of the registry
+    that holds it (None where no registry above it does: a checkout elsewhere). A file refused by the source's
+    read never gets here; one that cannot be read now is SourceError, located."""
+    try:
+        with open(file, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}", file=str(file)) from None
+    try:
+        stored = file.absolute().relative_to(registry.find_root(file)).as_posix()
+    except registry.RootNotFound:
+        stored = None
+    # A path the schema cannot hold (a dot folder, a space) is named by no recipe: the hash alone is recorded.
+    named = stored if stored is not None and re.fullmatch(STORED_COPY_PATH, stored) else None
+    return replace(document, sha256=digest, stored_copy=named)
+
+
+def _after(mapping: dict[str, Any], key: str, added: dict[str, Any]) -> dict[str, Any]:
+    """The mapping with `added` right after `key` (those keys leave the place they had); at the end without `key`."""
+    rest = {k: v for k, v in mapping.items() if k not in added}
+    if key not in rest:
+        return {**rest, **added}
+    out: dict[str, Any] = {}
+    for k, v in rest.items():
+        out[k] = v
+        if k == key:
+            out.update(added)
+    return out
+
+
+def cite_copy_read(recipe: dict[str, Any], document: Document) -> None:
+    """Record the copy read beside the citation it was read for: on publication.read_from where the recipe names one
+    (the original home could not be read), else on the publication; right after its commit. A SHA-256 the source
+    already states (a known copy, e.g. playbook's mirror) must be the one read, else SourceError: the import would
+    cite bytes it did not read."""
+    publication = recipe["publication"]
+    if publication.get("read_from"):
+        publication["read_from"] = record_copy(publication["read_from"], document)
+    else:
+        recipe["publication"] = record_copy(publication, document)
+
+
+def record_copy(cited: dict[str, Any], document: Document) -> dict[str, Any]:
+    """The citation of the bytes read (a publication, or the copy named as read_from) with their SHA-256 and stored
+    copy right after its commit; unchanged where the document carries no hash. A hash the citation already states
+    must be the one read (SourceError otherwise)."""
+    if document.sha256 is None:
+        return cited
+    stated = cited.get("sha256")
+    if stated is not None and stated != document.sha256:
+        raise SourceError(f"the file read has SHA-256 {document.sha256}; the copy the recipe cites has {stated}")
+    copy = {"sha256": document.sha256, "stored_copy": document.stored_copy}
+    return _after(cited, "commit", {k: v for k, v in copy.items() if v is not None})  # no copy stored: no line
+
+
+def build_recipe(source: Source, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
+                 skipped: list[str]) -> dict[str, Any]:
+    """The recipe of one row as an import writes it: the source's build, with the copy read cited."""
+    recipe = source.build(row, catalog, document, superseded, skipped)
+    cite_copy_read(recipe, document)
+    return recipe
+
+
 def _build_row(source: Source, row: Any, catalog: Catalog, document: Document, superseded: list[dict[str, Any]],
                skipped: list[str], file: Path) -> str:
     """The rendered recipe of one row; a row whose figures make no valid recipe (a figure out of the schema's
     range, a division the row's own figures make impossible) stops the import at the row's line."""
     try:
-        return render(source.build(row, catalog, document, superseded, skipped), source.header)
+        return render(build_recipe(source, row, catalog, document, superseded, skipped), source.header)
     except SourceError as exc:
         raise _Refused([str(SourceError(exc.message, exc.line or row.line, exc.column, exc.file or str(file)))]) from None
     except ValidationError as exc:
@@ -579,6 +648,8 @@ def run_source(source: Source, root: Path, file: Path, document: Document, dry_r
         return None, None, [str(p) for p in catalog.problems]
     try:
         parsed = source.read(file)
+        if not source.reads_directory:  # a folder's rows each cite their own files (row_document): no one copy
+            document = copy_read(document, file)
     except SourceError as exc:
         return None, None, [str(exc.at(file))]
     parsed.rows = admitted = _admitted(source, parsed, catalog)

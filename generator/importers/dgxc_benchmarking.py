@@ -25,7 +25,6 @@ sequence (the term s/h in 12 L h^2 (1 + g/a + s/h), no causal halving), against 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,7 +185,6 @@ class Row(ParallelRow):
     seq_from: str
     inferred: list[dict[str, str]] = field(default_factory=list)
     release_from_launch: LaunchRelease | None = None  # the README names none; launch.sh at the same commit does
-    document_sha256: str | None = None  # of the README's bytes as read (publication.sha256)
 
 
     @property
@@ -716,9 +714,7 @@ def build(row: Row, catalog: Catalog, document: Document, superseded: list[dict[
             "mtp_layers": None, "pipeline_layout": _placement(row, catalog),
         },
         "result": result,
-        "publication": {"url": document.url, "commit": document.commit,
-                        **({"sha256": row.document_sha256} if row.document_sha256 else {}),
-                        "release": row.release, "line": row.line,
+        "publication": {"url": document.url, "commit": document.commit, "release": row.release, "line": row.line,
                         "system": f"{row.gpus}x {row.gpu_type}", "superseded": superseded},
         "run": base.no_command_line(
             f"# Not published as a command line. NVIDIA ran this column with DGX Cloud Benchmarking's recipe\n"
@@ -756,10 +752,7 @@ class DgxcBenchmarking(Source):
 
     def read(self, path: Path) -> Parsed:
         text = base.read_document(path)  # the guarded read (regular file, size bound, UTF-8): SourceError, located
-        parsed = self.parse(text)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        for row in parsed.rows:
-            row.document_sha256 = digest
+        parsed = self.parse(text)  # the README's SHA-256 is recorded by base.run_source, as for every source
         launch = path.parent / LAUNCH_SCRIPT
         return with_launch_releases(parsed, base.read_document(launch)) if launch.is_file() else parsed
 

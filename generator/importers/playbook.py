@@ -820,14 +820,17 @@ def failed_layout_files(sweep: Sweep, catalog: Catalog, document: Document) -> d
         entries[row.cell] = entries.get(row.cell, 0) + 1
     for row in failed_layouts(sweep):
         by_model.setdefault(row.model, []).append(failed_entry(row, document, entries[row.cell]))
+    read_from = copy_read(document).get("read_from")
+    copy = {"read_from": base.record_copy(read_from, document)} if read_from else {}
     return {f"{failed.FOLDER}/{catalog.model_slugs[model]}.yaml":
-            base.render({"model": model, "layouts": entries, **copy_read(document)}, FAILED_HEADER)
+            base.render({"model": model, "layouts": entries, **copy}, FAILED_HEADER)
             for model, entries in by_model.items() if model in catalog.model_slugs}
 
 
 def write_failed_layouts(root: Path, file: Path, document: Document) -> WriteReport:
     """Write failed/*.yaml under root from the document at `file` (equal bytes are left untouched)."""
-    files = failed_layout_files(read_sweep(base.read_document(file)), load_catalog(root), document)
+    text = base.read_document(file)
+    files = failed_layout_files(read_sweep(text), load_catalog(root), base.copy_read(document, file))
     return base.write([(root / rel, text) for rel, text in sorted(files.items())], dry_run=False)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from generator import figures
 from generator.importers import nemo
-from generator.importers.base import Document, render
+from generator.importers.base import Document, build_recipe, copy_read, render
 from generator.registry import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +80,8 @@ def test_committed_recipes_are_the_import(line: int) -> None:
     cat = load_catalog(ROOT)
     row = next(r for r in parsed().rows if r.line == line)
     path = nemo.SOURCE.target(ROOT, cat, row)
-    assert path.read_text(encoding="utf-8") == render(nemo.SOURCE.build(row, cat, DOCUMENT, [], []), nemo.SOURCE.header)
+    built = build_recipe(nemo.SOURCE, row, cat, copy_read(DOCUMENT, DOC), [], [])
+    assert path.read_text(encoding="utf-8") == render(built, nemo.SOURCE.header)
 
 
 def test_a_malformed_figure_is_skipped_at_its_line() -> None:

@@ -18,7 +18,7 @@ import pytest
 from generator import figures
 from generator.catalog import Catalog
 from generator.importers import playbook as pb
-from generator.importers.base import Document, render
+from generator.importers.base import Document, build_recipe, copy_read, render
 from generator.registry import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,11 +155,11 @@ def test_committed_recipes_are_the_measured_rows() -> None:
 @pytest.mark.parametrize("seed", [18])
 def test_reimport_is_byte_identical_on_a_sample(seed: int) -> None:
     cat = catalog()
-    document = pb.ORIGINAL
+    document = copy_read(pb.ORIGINAL, DOC)
     rows = random.Random(seed).sample(pb.SOURCE.parse(text()).rows, 60)
     for row in rows:
         path = pb.SOURCE.target(ROOT, cat, row)
-        built = render(pb.SOURCE.build(row, cat, document, [], []), pb.SOURCE.header)
+        built = render(build_recipe(pb.SOURCE, row, cat, document, [], []), pb.SOURCE.header)
         assert path.read_text(encoding="utf-8") == built, path
 
 

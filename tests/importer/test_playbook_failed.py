@@ -12,6 +12,7 @@ import pytest
 
 from generator import failed
 from generator.importers import playbook as pb
+from generator.importers.base import copy_read
 from generator.load import load_recipe
 from generator.registry import load_catalog
 from generator.site.pages import failed_layouts as failed_view
@@ -27,7 +28,7 @@ def sweep() -> pb.Sweep:
 
 @pytest.mark.slow
 def test_committed_failed_layouts_are_the_crosses_byte_for_byte() -> None:
-    files = pb.failed_layout_files(sweep(), load_catalog(ROOT), pb.ORIGINAL)
+    files = pb.failed_layout_files(sweep(), load_catalog(ROOT), copy_read(pb.ORIGINAL, DOC))
     assert sorted(files) == sorted(str(p.relative_to(ROOT)) for p in (ROOT / failed.FOLDER).glob("playbook-*.yaml"))
     for rel, text in files.items():
         assert (ROOT / rel).read_text(encoding="utf-8") == text, rel
