@@ -562,6 +562,10 @@ class Convergence(_Closed):
     pointwise_failures: int = Field(description="Steps outside the pointwise tolerance.", ge=0,
                                     le=MAX_COUNT)
     note: str | None = Field(default=None, description="What the two arms were.")
+    failed_because: str | None = Field(
+        default=None, description="Why a failing check failed: the criteria it failed, as `python -m runner convergence` "
+        "states them (e.g. an arm's final loss more than 10% above the stream's floor); null for a pass, or a check "
+        "recorded before the field existed.")
     reference: str | None = Field(default=None, description="The reference arm: its framework (and version) and "
                                   "options, e.g. 'torchtitan 0.2.2, same initial weights and rows'.")
     implementation: Implementation | None = Field(

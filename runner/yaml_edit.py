@@ -396,13 +396,16 @@ def instance_of(doc: Any) -> str | None:
 
 
 def _convergence_values(result: Any) -> dict[str, str]:
-    return {
+    values = {
         "steps": str(result.steps),
         "result": "pass" if result.passed else "fail",
         "correlation": f"{result.correlation:.5f}",
         "final_loss_difference": f"{result.final_loss_difference:.4f}",
         "pointwise_failures": str(result.pointwise_failures),
     }
+    if not result.passed:  # which criteria failed: the figures above cannot say it (the floor, the relative final)
+        values["failed_because"] = yaml_str("; ".join(result.reasons))
+    return values
 
 
 def _convergence_lines(result: Any, note: str | None, indent: int, extra: dict | None = None) -> list[str]:
@@ -465,6 +468,8 @@ def with_convergence_block(text: str, data: dict[str, Any], result: Any, note: s
     if isinstance(corr, dict) and isinstance(corr.get("convergence"), dict):
         base = ("correctness", "convergence")
         changes = {(*base, k): v for k, v in _convergence_values(result).items()}
+        if passed and "failed_because" in corr["convergence"]:  # an earlier failure's reasons are not this pass's
+            changes[(*base, "failed_because")] = "null"
         if note:
             changes[(*base, "note")] = yaml_str(note)
         changes.update({(*base, k): yaml_str(v) for k, v in (extra or {}).items() if v is not None})

@@ -167,9 +167,15 @@ def component_test_after_its_run(ctx: RecipeContext) -> None:
 
 
 def convergence_statistics(ctx: RecipeContext) -> None:
-    """A convergence check marked pass whose own recorded statistics fail what pass means (runner/convergence.py)."""
+    """A convergence check marked pass whose own record fails what pass means (runner/convergence.py): its statistics,
+    or a reason for failing it states (convergence_also's checks too)."""
     corr = ctx.recipe.correctness
     conv = corr.convergence if corr else None
+    checks = ([(("correctness", "convergence"), conv)] if conv is not None else []) + \
+        [(("correctness", "convergence_also", i), c) for i, c in enumerate(corr.convergence_also if corr else [])]
+    for at, check in checks:
+        if check.result is Outcome.passed and check.failed_because is not None:
+            ctx.bad("marked pass, but it states why it failed", *at, "failed_because")
     if conv is None or conv.result is not Outcome.passed:
         return
     where = ("correctness", "convergence")

@@ -165,10 +165,14 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
         out.append({"name": t.test, "result": t.result.value, "key": key, "href": f"#component-test-{len(out) + 1}"})
     if corr.convergence is not None:
         c = corr.convergence
+        key = (f"loss correlation {fmt.stated(c.correlation)}, final loss difference "
+               f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}")
+        if c.reference:
+            key += f"; against {c.reference}"
+        if c.failed_because:  # the figures above may all be in bounds: say which criterion failed
+            key += f"; failed: {c.failed_because}"
         out.append({"name": f"Convergence check, {fmt.plural(c.steps, 'step')}", "result": c.result.value,
-                    "key": f"loss correlation {fmt.stated(c.correlation)}, final loss difference "
-                           f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}",
-                    "href": "#convergence"})
+                    "key": key, "href": "#convergence"})
     qt = corr.quality_target
     if qt is not None:
         out.append({"name": "Quality target", "result": "reached" if qt.runs_reached == qt.runs else "partly",

@@ -165,7 +165,14 @@ def test_a_failing_check_on_a_verified_recipe_demotes_it(tmp_path: Path) -> None
     after = recipe.read_text()
     assert "\nstatus: measured\n" in after and "\ncorrectness:\n  result: fail\n" in after
     assert "    result: fail\n    correlation: 1.00000\n" in after
+    # which criteria failed is written (a 20% offset keeps correlation 1: the figures alone do not say it)
+    assert ("    failed_because: 20 of 20 points outside the pointwise tolerance (> 10%); final loss differs by 20.00% "
+            "(> 3%)\n") in after
     assert _check(tmp_path).returncode == 0
+    # a pass written over it drops the earlier failure's reasons
+    same = write_log(tmp_path / "same.txt", series())
+    assert runner("convergence", str(same), str(ref), "--write", str(recipe)).returncode == 0
+    assert "    failed_because: null\n" in recipe.read_text() and _check(tmp_path).returncode == 0
 
 
 def test_floor_holds_each_arm_to_the_streams_floor() -> None:

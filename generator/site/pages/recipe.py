@@ -448,6 +448,8 @@ def _convergence_rows(c: Any) -> list[tuple[str, str]]:
     rows = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
             ("Final loss difference", fmt.stated(c.final_loss_difference)),
             ("Pointwise failures", fmt.integer(c.pointwise_failures))]
+    if c.failed_because:
+        rows.append(("Failed because", c.failed_because))
     if c.reference:
         rows.append(("Reference arm", c.reference))
     # what the check compared against: a framework against itself says less than two implementations agreeing
