@@ -152,6 +152,10 @@ def status_line(loaded: LoadedRecipe) -> str:
     return r.status.value
 
 
+IMPLEMENTATION_TEXT = {"other": "another implementation (another framework, from the same initial weights and rows)",
+                       "same": "the same framework with its speed features off"}
+
+
 def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
     """One line per component test and the convergence check: its name, pass/fail and its key number."""
     corr = loaded.recipe.correctness

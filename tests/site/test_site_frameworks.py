@@ -157,3 +157,23 @@ def test_mlperf_rows_say_their_runs_and_the_quality_target_they_met(committed) -
                                           "submitter's; no convergence check published)")
             assert row["against"].startswith(f"the benchmark's quality target, {qt.metric} {qt.direction} ")
     assert any(r["runs"] == "median of 10 runs" for r in rows)
+
+
+def test_h100_rows_name_the_other_framework_they_were_checked_against_and_why_the_check_failed(committed) -> None:  # noqa: ANN001
+    """The H100 1B recipes of ours (2026-12-06): each convergence check compares the framework with another one from
+    the same weights, records its reference arm in `reference`, and fails on the floor rule alone; the row says
+    against what (both checks) and why it failed, not the note whole."""
+    ours = [x for x in committed.recipes if x.id.startswith("llama-3.2-1b/h100/")]
+    assert len(ours) == 3
+    (group,) = [g for g in model_page.framework_groups(ours)]
+    rows = model_page.framework_rows(group, views.figures_by_id(ours, committed.catalog), "models/llama-3.2-1b.md",
+                                     lambda x: False)
+    by_id = {x.id: x.recipe for x in ours}
+    for row in rows:
+        conv = by_id[row["id"]].correctness
+        main, (also,) = conv.convergence, conv.convergence_also
+        assert row["against"] == (f"reference arm: {main.reference}, another implementation (another framework, from "
+                                  f"the same initial weights and rows); also: {also.reference}")
+        assert row["convergence"].startswith("fail: 200 steps, loss correlation 0.999")
+        assert row["convergence"].endswith(f"; failed because {main.failed_because}")
+        assert "more than 10% above the stream's floor 2.0794" in main.failed_because

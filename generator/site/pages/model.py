@@ -144,7 +144,8 @@ def convergence_summary(loaded: LoadedRecipe) -> str:
                     "no convergence check published)")
         return "none published" if is_reported(loaded) else "none yet"
     return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
-            f"loss difference {fmt.stated(c.final_loss_difference)}")
+            f"loss difference {fmt.stated(c.final_loss_difference)}"
+            + (f"; failed because {c.failed_because}" if c.failed_because else ""))
 
 
 def runs_text(loaded: LoadedRecipe) -> str:
@@ -184,8 +185,10 @@ def convergence_against(loaded: LoadedRecipe) -> str:
     parts = []
     c = corr.convergence
     if c is not None:
-        arm = _reference_arm(c.note or "")
-        parts.append(f"reference arm: {arm}" if arm else (c.note or "its reference arm (not described)"))
+        arm = c.reference or _reference_arm(c.note or "")  # the stated field first; older checks name it in the note
+        kind = f", {views.IMPLEMENTATION_TEXT[c.implementation.value]}" if c.implementation else ""
+        parts.append(f"reference arm: {arm}{kind}" if arm else (c.note or "its reference arm (not described)"))
+        parts += [f"also: {a.reference}" for a in corr.convergence_also if a.reference]
         if corr.reference:
             parts.append(f"the reference: {corr.reference}")
     qt = corr.quality_target

@@ -440,10 +440,6 @@ def correctness(loaded: LoadedRecipe) -> dict[str, Any] | None:
     return {"summary": summary, "tests": tests, "convergence": conv, "convergence_also": also, "quality_target": target}
 
 
-IMPLEMENTATION_TEXT = {"other": "another implementation (another framework, from the same initial weights and rows)",
-                       "same": "the same framework with its speed features off"}
-
-
 def _convergence_rows(c: Any) -> list[tuple[str, str]]:
     rows = [("Result", c.result.value), ("Steps", fmt.integer(c.steps)), ("Correlation", fmt.stated(c.correlation)),
             ("Final loss difference", fmt.stated(c.final_loss_difference)),
@@ -453,7 +449,7 @@ def _convergence_rows(c: Any) -> list[tuple[str, str]]:
     if c.reference:
         rows.append(("Reference arm", c.reference))
     # what the check compared against: a framework against itself says less than two implementations agreeing
-    rows.append(("Compared against", IMPLEMENTATION_TEXT[c.implementation.value] if c.implementation else "not stated"))
+    rows.append(("Compared against", views.IMPLEMENTATION_TEXT[c.implementation.value] if c.implementation else "not stated"))
     return rows + ([("Note", c.note)] if c.note else [])
 
 
