@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 INIT_STD = 0.02  # transformers' LlamaConfig.initializer_range default and megatron-core's init_method_std
 # Output projections (attention's o_proj, the MLP's down_proj) are drawn at INIT_STD / sqrt(2 x layers), as
-# megatron-core's scaled_init_method_normal draws them, so that the residual stream does not grow with depth. On the
-# H100 (2026-12-06, benchmarks/results/h100-2026-12-06) the unscaled law (every matrix at 0.02) trained the tied 1B
-# model from 12.17 only to 10.94 in 30 steps at 1e-4 in all three frameworks alike, where megatron's own
-# initialisation had reached 3.61 (issue 38).
+# megatron-core's scaled_init_method_normal draws them, so that the residual stream does not grow with depth. (The
+# slow fall first blamed on the unscaled law, 12.17 to 10.94 in 30 steps on the H100, was the stream: those runs drew
+# the pattern stream, the run that reached 3.61 the markov one; on the markov stream this law falls from 12.17 to
+# 3.1 in 30 steps in all three frameworks: benchmarks/results/h100-2026-12-06b.)
 SCALED = ("self_attn.o_proj.weight", "mlp.down_proj.weight")
 
 
