@@ -51,7 +51,16 @@ HISTORY_FIELDS = (
 
 def path_for(recipe_path: Path) -> Path:
     """The sidecar's path beside a recipe."""
-    return recipe_path.with_name(recipe_path.stem + SUFFIX)
+    return Path(text_path_for(os.fspath(recipe_path)))
+
+
+def text_path_for(recipe_path: str) -> str:
+    """path_for on a path's text (check's warm re-check asks for every recipe's; Path objects cost more than the
+    read): the recipe's name, its last suffix taken off as pathlib's stem does, then SUFFIX."""
+    folder, name = os.path.split(recipe_path)
+    dot = name.rfind(".")
+    stem = name[:dot] if 0 < dot < len(name) - 1 else name
+    return os.path.join(folder, stem + SUFFIX)
 
 
 class EvidenceError(Exception):
@@ -65,24 +74,25 @@ class Sidecar:
     data: dict[str, Any]
 
 
-def read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path | str) -> bytes | None:
     """The sidecar's bytes; None when there is none. Only a regular file of at most MAX_BYTES is read (a
     symlink to a device or a fifo is refused, never opened for reading in full)."""
+    name = os.path.basename(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise EvidenceError(f"{path.name} cannot be read ({exc.strerror})") from None
+        raise EvidenceError(f"{name} cannot be read ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise EvidenceError(f"{path.name} is not a regular file")
+        raise EvidenceError(f"{name} is not a regular file")
     if st.st_size > MAX_BYTES:
-        raise EvidenceError(f"{path.name} is {st.st_size:,} bytes; the limit is {MAX_BYTES:,}")
+        raise EvidenceError(f"{name} is {st.st_size:,} bytes; the limit is {MAX_BYTES:,}")
     try:
         with open(path, "rb") as fh:
             return fh.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise EvidenceError(f"{path.name} cannot be read ({exc.strerror})") from None
+        raise EvidenceError(f"{name} cannot be read ({exc.strerror})") from None
 
 
 def parse(name: str, raw: bytes) -> dict[str, Any]:

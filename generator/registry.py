@@ -76,79 +76,124 @@ def is_recipe_file(path: Path) -> bool:
     return path.suffix.lower() in RECIPE_SUFFIXES
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path) -> list[str]:
     """Recipe files under a folder, and every symlinked folder in it (not entered, so a loop cannot hang the walk;
-    listed, so that `placement_problems` reports it instead of its recipes going unchecked in silence)."""
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        here = Path(dirpath)
-        found.extend(here / name for name in dirnames if (here / name).is_symlink())
-        dirnames[:] = sorted(name for name in dirnames if not (here / name).is_symlink())
-        found.extend(here / name for name in filenames
-                     if os.path.splitext(name)[1].lower() in RECIPE_SUFFIXES or _is_broken_link(here / name))
-    return sorted(found)
+    listed, so that `placed_recipes` reports it instead of its recipes going unchecked in silence), as the text of
+    their Paths, in pathlib's order (part by part). Strings, not Paths: a warm re-check walks every file."""
+    top = os.fspath(folder)
+    strip = len(os.curdir + os.sep) if top == os.curdir else 0  # "./m/x.yaml" is Path's "m/x.yaml"
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        here = dirpath[strip:]
+        linked = [name for name in dirnames if os.path.islink(os.path.join(dirpath, name))]
+        found.extend(os.path.join(here, name) for name in linked)
+        dirnames[:] = [name for name in sorted(dirnames) if name not in linked]
+        for name in filenames:
+            if os.path.splitext(name)[1].lower() in RECIPE_SUFFIXES or _is_broken_link(os.path.join(dirpath, name)):
+                found.append(os.path.join(here, name))
+    return sorted(found, key=_path_order)
 
 
-def _is_broken_link(path: Path) -> bool:
+def _path_order(text: str) -> list[str]:
+    """A path's sort key as pathlib's Path ordering compares them (its parts, in order); the walk's paths all share
+    the folder's prefix, so a leading empty part (an absolute path's root) compares alike."""
+    return text.split(os.sep)
+
+
+def _is_broken_link(path: str) -> bool:
     """A symlink that leads nowhere (dangling, or a loop): os.walk lists it as a file whatever its name."""
-    return path.is_symlink() and not os.path.exists(path)
+    return os.path.islink(path) and not os.path.exists(path)
 
 
 def recipe_files(root: Path, paths: Iterable[Path] | None = None) -> list[Path]:
     """Every recipe file of the registry, or of the given files and folders."""
+    return [Path(text) for text in _recipe_texts(root, paths)]
+
+
+def _recipe_texts(root: Path, paths: Iterable[Path] | None) -> list[str]:
     if not paths:
         return _walk(root / RECIPES_DIR)
-    out: list[Path] = []
+    out: list[str] = []
     for p in paths:
-        out.extend(_walk(p) if p.is_dir() and not p.is_symlink() else [p])
+        out.extend(_walk(p) if p.is_dir() and not p.is_symlink() else [os.fspath(p)])
     return out
 
 
 def display_path(path: Path, root: Path) -> str:
     """A path as problems name it: relative to the registry root when inside it."""
-    parts = _parts_below(path, root)
-    return str(path) if parts is None else (os.sep.join(parts) or ".")
+    return _display(os.fspath(path), _parts_below(_absolute(path), _absolute(root)))
 
 
-def _parts_below(path: Path, base: Path) -> tuple[str, ...] | None:
-    """path's parts below base, None when it is not below it: pathlib's absolute().relative_to() on strings (the
-    check runs this twice for every file; pathlib objects were a third of a warm re-check)."""
-    inner, outer = _absolute(path), _absolute(base)
+def _display(text: str, parts: tuple[str, ...] | None) -> str:
+    return text if parts is None else (os.sep.join(parts) or ".")
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A recipe file as the loader and check first see it: its path's text, its display path (as problems name
+    it) and what is wrong with its place (no problem: it may be read)."""
+
+    text: str
+    display: str
+    problems: list[Problem]
+
+    @property
+    def path(self) -> Path:
+        return Path(self.text)
+
+
+def placed_recipes(root: Path, paths: Iterable[Path] | None = None) -> list[Placed]:
+    """Every recipe file of the registry (or of the given files and folders), placed. A recipe is a regular file at
+    recipes/<model>/<gpu>/<name>.yaml; a symlink may not lead out of recipes/ nor loop, a symlinked folder is not
+    followed, and a fifo or device is never opened (reading one would hang or never end); its path below recipes/
+    holds no control character (load.name_problem). One problem at 1:1 says what is wrong with the file's place or
+    name; it is then not read. Each path's parts below the root are split once, for its display path and its
+    place (every file of every check and load comes through here)."""
+    outer = _absolute(root)
+    placed = []
+    for text in _recipe_texts(root, paths):
+        parts = _parts_below(_absolute(text), outer)
+        display = _display(text, parts)
+        below_recipes = parts[1:] if parts and parts[0] == RECIPES_DIR else None
+        placed.append(Placed(text, display, _placement(text, root, display, below_recipes)))
+    return placed
+
+
+def _parts_below(inner: str, outer: str) -> tuple[str, ...] | None:
+    """The parts of absolute path `inner` below absolute path `outer`, None when it is not below it: pathlib's
+    absolute().relative_to() on strings (every file of a check and a load; pathlib objects were a third of a warm
+    re-check)."""
     if inner == outer:
         return ()
     prefix = outer if outer.endswith(os.sep) else outer + os.sep
     return tuple(inner[len(prefix):].split(os.sep)) if inner.startswith(prefix) else None
 
 
-def _absolute(path: Path) -> str:
+def _absolute(path: Path | str) -> str:
     text = os.fspath(path)  # a Path's text has no "." parts (but Path(".") itself) nor doubled separators
     if os.path.isabs(text):
         return text
     return os.getcwd() if text == "." else os.path.join(os.getcwd(), text)
 
 
-def placement_problems(path: Path, root: Path, display: str) -> list[Problem]:
-    """A recipe is a regular file at recipes/<model>/<gpu>/<name>.yaml; a symlink may not lead out of recipes/ nor
-    loop, a symlinked folder is not followed, and a fifo or device is never opened (reading one would hang or never
-    end); its path below recipes/ holds no control character (load.name_problem). One problem at 1:1 says what is
-    wrong with the file's place or name; it is then not read."""
+def _placement(text: str, root: Path, display: str, below_recipes: tuple[str, ...] | None) -> list[Problem]:
+    """What is wrong with a file's place, given its path's parts below recipes/ (None: not below it)."""
     # One lstat answers "a link?" and, for a plain entry, its kind (a warm re-check does this for every file).
     try:
-        mode = os.lstat(path).st_mode
+        mode = os.lstat(text).st_mode
     except OSError as exc:
         found: str | None = f"cannot read file: {exc.strerror or exc}"
     else:
         linked = stat.S_ISLNK(mode)
-        found = _link_problem(path, root) if linked else None
+        found = _link_problem(Path(text), root) if linked else None
         if found is None:
-            kind = file_kind_problem(path, EXPECTED_LAYOUT) if linked else mode_problem(mode, EXPECTED_LAYOUT)
-            parts = _parts_below(path, root / RECIPES_DIR)
-            found = kind or _depth_problem(parts) or parts_name_problem(parts or ())
+            kind = file_kind_problem(Path(text), EXPECTED_LAYOUT) if linked else mode_problem(mode, EXPECTED_LAYOUT)
+            found = kind or _depth_problem(below_recipes) or parts_name_problem(below_recipes or ())
     return [Problem(display, 1, 1, "(document)", found)] if found else []
 
 
 def _link_problem(path: Path, root: Path) -> str | None:
-    """What is wrong with a symlinked recipe (placement_problems has seen it is one), or None."""
+    """What is wrong with a symlinked recipe (_placement has seen it is one), or None."""
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -285,14 +330,12 @@ def load_registry(root: Path, paths: Iterable[Path] | None = None, memo: LoadMem
     catalog = load_catalog(root)
     registry = Registry(root, catalog, problems=list(catalog.problems))
     recipes_root = root / RECIPES_DIR
-    for path in recipe_files(root, list(paths) if paths else None):
-        display = display_path(path, root)
-        placed = placement_problems(path, root, display)
-        if placed:
-            registry.problems.extend(placed)
+    for placed in placed_recipes(root, list(paths) if paths else None):
+        if placed.problems:
+            registry.problems.extend(placed.problems)
             continue
         try:
-            registry.recipes.append(_load_memoised(path, display, recipes_root, memo))
+            registry.recipes.append(_load_memoised(placed.path, placed.display, recipes_root, memo))
         except InputError as exc:
             registry.problems.extend(exc.problems)
     return registry

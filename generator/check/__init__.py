@@ -24,7 +24,7 @@ from generator.check.cache import CheckCache, input_digest
 from generator.check.context import RecipeContext
 from generator.load import LoadedRecipe, load_recipe, recipe_id
 from generator.problems import InputError, Problem
-from generator.registry import RECIPES_DIR, CatalogMemo, display_path, load_catalog, placement_problems, recipe_files
+from generator.registry import RECIPES_DIR, CatalogMemo, Placed, load_catalog, placed_recipes
 
 RULES = (*references.RULES, *layout.RULES, *parameters.RULES, *results.RULES, *sidecar.RULES, *status.RULES,
          *inferred.RULES, *env.RULES, *provenance.RULES)
@@ -47,15 +47,17 @@ class CheckRun:
     failed_files: int = 0  # failed-layouts files (failed/*.yaml) checked beside the recipes
 
 
-def _content_digest(path: Path, root: Path) -> str:
+def _content_digest(text: str, root: Path) -> str:
     """The recipe's bytes and its sidecar's, each bound on its own (cache.input_digest), and the SHA-256 of each
     stored copy it names (provenance's rule reads them): a result is only reused for all unchanged, and a missing
-    sidecar or copy is not an empty one."""
+    sidecar or copy is not an empty one. `text`: the recipe's path (strings, not Paths: this runs for every file of
+    a warm re-check)."""
     try:
-        sidecar: tuple[str, bytes | None] = ("sidecar", evidence.read_bytes(evidence.path_for(path)))
+        sidecar: tuple[str, bytes | None] = ("sidecar", evidence.read_bytes(evidence.text_path_for(text)))
     except evidence.EvidenceError as exc:
         sidecar = ("sidecar refused: " + str(exc), None)
-    raw = path.read_bytes()
+    with open(text, "rb") as recipe:
+        raw = recipe.read()
     return input_digest("recipe", [("recipe", raw), sidecar, *provenance.copy_parts(root, raw)])
 
 
@@ -78,7 +80,7 @@ def check_tree(root: Path, paths: Iterable[Path] | None = None, use_cache: bool 
     problems = list(catalog.problems)
     failed_paths, paths = _split_failed(root, list(paths) if paths else None)
     failed_paths = failed.files(root) if failed_paths is None else failed_paths
-    files = recipe_files(root, paths) if paths is None or paths else []
+    files = placed_recipes(root, paths) if paths is None or paths else []
     targets = _gather(files, root, cache, problems)
     misses = [t for t in targets if t.found is None]
 
@@ -120,28 +122,26 @@ def _split_failed(root: Path, paths: list[Path] | None) -> tuple[list[Path] | No
 class _Target:
     """One placed recipe file on its way through the check: its cached or fresh result."""
 
-    path: Path
+    text: str  # its path's text (a Path is made only for a file that is checked)
     display: str
     digest: str = ""
     rid: str = ""
     found: list[Problem] | None = None
 
 
-def _gather(files: list[Path], root: Path, cache: CheckCache | None, problems: list[Problem]) -> list[_Target]:
+def _gather(files: list[Placed], root: Path, cache: CheckCache | None, problems: list[Problem]) -> list[_Target]:
     targets = []
-    for path in files:
-        display = display_path(path, root)
-        placed = placement_problems(path, root, display)
-        if placed:
-            problems.extend(placed)
+    for placed in files:
+        if placed.problems:
+            problems.extend(placed.problems)
             continue
-        target = _Target(path, display)
+        target = _Target(placed.text, placed.display)
         if cache is not None:
             try:
-                target.digest = _content_digest(path, root)
+                target.digest = _content_digest(placed.text, root)
             except OSError:
                 target.digest = ""
-            hit = cache.get(display, target.digest) if target.digest else None
+            hit = cache.get(placed.display, target.digest) if target.digest else None
             if hit is not None:
                 target.rid, target.found = hit
         targets.append(target)
@@ -151,7 +151,7 @@ def _gather(files: list[Path], root: Path, cache: CheckCache | None, problems: l
 def _check_files(targets: list[_Target], root: Path, catalog: Catalog, today: dt.date, jobs: int | None,
                  meanwhile: Callable[[], None]) -> list[tuple[str, list[Problem]]]:
     """Each target's (recipe id, problems), in order; `meanwhile` runs in this process while workers check."""
-    work = [(t.path, t.display) for t in targets]
+    work = [(Path(t.text), t.display) for t in targets]
     workers = _workers(len(work), jobs)
     if workers <= 1:
         with collector_paused():
