@@ -122,6 +122,25 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
 
 
 @pytest.fixture(scope="session")
+def advise_validation(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The advisor's leave-one-model-out validation of the working tree's registry (generator.advise.validate: a fit
+    per held-out model, ~8 s of CPU), computed once per run: the first test process that needs it writes it as JSON
+    (exact for its data: strings, numbers, lists, no NaN) into the run's folder under a file lock; the others read
+    it. The advisor's tests and the site's stated error (tests/site/test_site_predicted.py) judge the same run."""
+    shared = run_folder(tmp_path_factory)
+    record = shared / "advise-validation.json"
+    with file_lock(shared / "advise-validation.lock"):
+        if not record.exists():
+            from generator.advise.observations import load
+            from generator.advise.validate import validate
+            from generator.registry import atomic_write
+
+            registry, rows = load(ROOT)
+            atomic_write(record, json.dumps(validate(rows, registry.catalog), allow_nan=False), durable=False)
+        return json.loads(record.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
 def committed_pages(committed_site: BuiltSite) -> dict[str, Page]:
     """Every page of the committed registry's site as its one build rendered it (suitehelpers.built_pages: the
     hook's page sources, generator.site.render_site's output)."""

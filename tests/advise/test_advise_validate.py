@@ -1,6 +1,7 @@
-"""The advisor's leave-one-model-out validation on the committed registry (about 8 s: marked slow): its keys, the
-goals it meets, and the committed figures (the benchmark's output, the methodology page's tables) are what a fresh
-run gives."""
+"""The advisor's leave-one-model-out validation on the committed registry (about 8 s: marked slow; run once per test
+run and shared with tests/site/test_site_predicted.py, tests/conftest.py's advise_validation): its keys, the goals it
+meets, and the committed figures (the benchmark's output, the methodology page's tables) are what a fresh run
+gives."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from suitehelpers import REFERENCE, ROOT
 
 from generator.advise import report
 from generator.advise.observations import load
-from generator.advise.validate import GOALS, eligible_models, validate
+from generator.advise.validate import GOALS, eligible_models
 from generator.registry import load_registry
 from generator.site import render
 from generator.site.pages import methodology as methodology_page
@@ -18,9 +19,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def result() -> dict[str, object]:
-    registry, rows = load(ROOT)
-    return validate(rows, registry.catalog)
+def result(advise_validation: dict[str, object]) -> dict[str, object]:
+    """validate(rows, catalog) of the working tree's registry, run once for the whole run (tests/conftest.py)."""
+    return advise_validation
 
 
 def test_keys_and_rows(result: dict[str, object]) -> None:

@@ -174,15 +174,13 @@ def test_a_refused_model_says_why_in_the_advisors_one_line(committed_site: Built
     assert any(n.text().endswith(refusal) for n in gpu.all(lambda n: "data-or-predicted-refusal" in n.attrs))
 
 
-def test_the_stated_error_is_the_committed_validation_which_a_fresh_run_reproduces(committed_site: BuiltSite) -> None:
+def test_the_stated_error_is_the_committed_validation_which_a_fresh_run_reproduces(
+        committed_site: BuiltSite, advise_validation: dict[str, object]) -> None:
+    """advise_validation: a fresh validate() of the working tree's registry, run once per run (tests/conftest.py)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import advise_validate  # benchmarks/advise_validate.py: what --write writes
 
-    from generator.advise.observations import load
-    from generator.advise.validate import validate
-
-    registry, rows = load(ROOT)
-    fresh = json.loads(json.dumps(advise_validate.figures(validate(rows, registry.catalog)), sort_keys=True))
+    fresh = json.loads(json.dumps(advise_validate.figures(advise_validation), sort_keys=True))
     committed = json.loads((ROOT / VALIDATION).read_text(encoding="utf-8"))
     assert committed == fresh, "benchmarks/results/advise_validate.json is stale: python benchmarks/advise_validate.py --write"
     text = page(committed_site, "models/llama-3.1-70b").all(lambda n: "data-or-predicted-error" in n.attrs)[0].text()
