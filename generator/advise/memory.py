@@ -108,10 +108,14 @@ class Shape:
 def _attention(arch: Architecture) -> tuple[float, float, float]:
     """Query width (heads x head dim), key-value width (kv heads x head dim) and key-value matrices (2; 1 where keys
     and values share a projection), each averaged over the layers' attention kinds."""
-    kinds = [arch.attention[arch.layer_pattern[i % len(arch.layer_pattern)]] for i in range(arch.layers)]
-    q = sum(arch.attention_heads * k.head_dim for k in kinds) / len(kinds)
-    kv = sum(k.kv_heads * k.head_dim for k in kinds) / len(kinds)
-    mats = sum(1 if k.shared_kv else 2 for k in kinds) / len(kinds)
+    # Layer i takes the pattern's entry i mod its length: each entry's count of layers, not a pass over every layer
+    # (the advisor asks this of every row and candidate layout). Integer sums, one division: the same floats.
+    pattern = arch.layer_pattern
+    whole, rest = divmod(arch.layers, len(pattern))
+    counted = [(arch.attention[name], whole + (j < rest)) for j, name in enumerate(pattern)]
+    q = sum(arch.attention_heads * k.head_dim * n for k, n in counted) / arch.layers
+    kv = sum(k.kv_heads * k.head_dim * n for k, n in counted) / arch.layers
+    mats = sum((1 if k.shared_kv else 2) * n for k, n in counted) / arch.layers
     return q, kv, mats
 
 

@@ -132,3 +132,26 @@ def test_stated_peak_memory_is_read_from_the_field_first() -> None:
     assert recipe_memory(recipe(None, "", "TPS/GPU, memory 84.5 GiB (the maximum over GPUs).")) == (  # type: ignore[arg-type]
         84.5, MAX_OVER_GPUS)
     assert recipe_memory(recipe()) == (None, None)  # type: ignore[arg-type]
+
+
+def test_attention_widths_average_the_layer_pattern_by_hand() -> None:
+    """Gemma-4-31B (catalog/models/gemma-4-31b.yaml): 60 layers, pattern five sliding then one global, 32 query heads;
+    sliding 16 KV heads of 256, separate K and V; global 4 KV heads of 512, K and V shared. 50 sliding and 10 global
+    layers: query width 32 x (50 x 256 + 10 x 512) / 60, KV width (50 x 16 x 256 + 10 x 4 x 512) / 60, matrices
+    (50 x 2 + 10 x 1) / 60. And for every card of the catalog, the per-layer average the docstring defines, layer by
+    layer (memory._attention counts each pattern entry's layers instead)."""
+    from generator.advise.memory import _attention
+
+    catalog = load_catalog(ROOT)
+    gemma = catalog.models["Gemma-4-31B"].architecture
+    assert gemma is not None
+    assert _attention(gemma) == (32 * 17_920 / 60, 225_280 / 60, 110 / 60)
+    for name, card in catalog.models.items():
+        arch = card.architecture
+        if arch is None:
+            continue
+        kinds = [arch.attention[arch.layer_pattern[i % len(arch.layer_pattern)]] for i in range(arch.layers)]
+        by_layer = (sum(arch.attention_heads * k.head_dim for k in kinds) / arch.layers,
+                    sum(k.kv_heads * k.head_dim for k in kinds) / arch.layers,
+                    sum(1 if k.shared_kv else 2 for k in kinds) / arch.layers)
+        assert _attention(arch) == by_layer, name
