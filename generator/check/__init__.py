@@ -56,7 +56,7 @@ def _content_digest(text: str, root: Path) -> str:
         sidecar: tuple[str, bytes | None] = ("sidecar", evidence.read_bytes(evidence.text_path_for(text)))
     except evidence.EvidenceError as exc:
         sidecar = ("sidecar refused: " + str(exc), None)
-    with open(text, "rb") as recipe:
+    with open(text, "rb", buffering=0) as recipe:  # read whole: no buffer object between the file and the bytes
         raw = recipe.read()
     return input_digest("recipe", [("recipe", raw), sidecar, *provenance.copy_parts(root, raw)])
 
