@@ -18,8 +18,12 @@ export function predictedCount(counts, planned) {
   return best;
 }
 
+// Ties to even, as the model page's Python formatting rounds the same figures (998.5 reads 998 on both; the default
+// half-up read 999 here).
 function range(v, digits) {
-  var f = function (x) { return x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }); };
+  var f = function (x) {
+    return x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits, roundingMode: "halfEven" });
+  };
   return f(v.predicted) + " (" + f(v.low) + "\u2013" + f(v.high) + ")";
 }
 
