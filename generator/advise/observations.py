@@ -6,8 +6,8 @@ Recipes come from generator.registry (every recipe under recipes/), failed layou
 (reserved_gib, else allocated_gib: the largest over ranks, 2**30 bytes; else stated_gb, a publication's figure of
 unstated kind: the Ultra-Scale Playbook's sweep, nanotron's figure, logged by world rank 0, the first pipeline stage,
 read as 2**30 bytes); else from torchtitan's benchmarks, which state it in their text ("memory X GiB (the maximum
-over GPUs)" in the notes). A failed layout's stated memory (figures the
-playbook states for a run it marks as crashed) is read from `stated.memory_gb`.
+over GPUs)" in the notes). A failed layout's stated memory (figures the playbook states for a run it marks as
+crashed) is read from `stated.memory_gb`.
 """
 
 from __future__ import annotations

@@ -281,15 +281,17 @@ def peak_memory_text(loaded: LoadedRecipe) -> str | None:
     return f"{', '.join(parts) or 'not stated'} of the GPU's {loaded.recipe.gpu.memory_gb} GB ({peak.source})"
 
 
-# What a stated_gb figure does not say (PeakMemory.stated_gb): shown beside it wherever it appears.
+# What a stated_gb figure does not say (PeakMemory.stated_gb): shown beside it wherever it appears (the recipe page;
+# the tables and the filter's bands, shorter).
 STATED_KIND = "allocated or reserved not stated"
+STATED_SHORT = "as published, kind not stated"
 # The all-recipes filter's bands of peak memory per GPU: how close a run came to the card's memory. A band says which
 # figure it reads: reserved GiB (else allocated), or, where a recipe has neither, the publication's stated GB figure
 # of unstated kind (PeakMemory.stated_gb), in bands of their own; "not stated" where the recipe has none.
 _BAND_TOPS = (40, 80, 140, float("inf"))
 _BAND_RANGES = ("up to 40", "40-80", "80-140", "over 140")
 MEASURED_BANDS = tuple(f"{r} GiB (reserved, else allocated)" for r in _BAND_RANGES)
-STATED_BANDS = tuple(f"{r} GB (as published, kind not stated)" for r in _BAND_RANGES)
+STATED_BANDS = tuple(f"{r} GB ({STATED_SHORT})" for r in _BAND_RANGES)
 PEAK_MEMORY_BANDS = (*MEASURED_BANDS, *STATED_BANDS, "not stated")
 
 
@@ -322,7 +324,7 @@ def peak_memory_cell(loaded: LoadedRecipe) -> str:
     if figure is None:
         return "not stated"
     value, known = figure
-    return f"{fmt.number(value, 1)} GiB" if known else f"{value:g} GB (as published, kind not stated)"
+    return f"{fmt.number(value, 1)} GiB" if known else f"{value:g} GB ({STATED_SHORT})"
 
 
 def schedule_text(loaded: LoadedRecipe) -> str | None:
