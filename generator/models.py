@@ -455,6 +455,11 @@ class PeakMemory(_Closed):
     reserved_gib: float | None = _finite(
         default=None, description="Peak memory reserved by the framework's allocator (torch.cuda.max_memory_reserved: "
         "what the card must hold), in GiB (2^30 bytes); null: not stated.", gt=0, le=100_000)
+    stated_gb: float | None = _finite(
+        default=None, description="Peak memory per GPU as the publication states it, in its own unit (GB), where it "
+        "does not say whether the figure is allocated or reserved memory, nor whether its GB is 10^9 or 2^30 bytes "
+        "(never copied into allocated_gib or reserved_gib: what the source does not state stays unstated); null: not "
+        "stated.", gt=0, le=100_000)
     source: str = Field(description="Where the figures come from (the run's own summary line, a publication's "
                         "column).", min_length=1)
 

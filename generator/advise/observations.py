@@ -3,11 +3,11 @@
 
 Recipes come from generator.registry (every recipe under recipes/), failed layouts from generator.failed
 (failed/*.yaml). Peak memory per GPU is read from `result.peak_memory` where a recipe has that field
-(reserved_gib, else allocated_gib: the largest over ranks, 2**30 bytes); else from the two sources that state it in
-their text: the Ultra-Scale Playbook's sweep ("peak GPU memory X GB" in the layout summary the importer writes:
-nanotron's figure, logged by world rank 0, the first pipeline stage, in units of 2**30 bytes) and torchtitan's
-benchmarks ("memory X GiB (the maximum over GPUs)" in the notes). A failed layout's stated memory (figures the
-playbook states for a run it marks as crashed) is read from `stated.memory_gb`.
+(reserved_gib, else allocated_gib: the largest over ranks, 2**30 bytes; else stated_gb, a publication's figure of
+unstated kind: the Ultra-Scale Playbook's sweep, nanotron's figure, logged by world rank 0, the first pipeline stage,
+read as 2**30 bytes); else from torchtitan's benchmarks, which state it in their text ("memory X GiB (the maximum
+over GPUs)" in the notes). A failed layout's stated memory (figures the playbook states for a run it marks as
+crashed) is read from `stated.memory_gb`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ FAILED = "failed"
 FIRST_STAGE = "first stage"
 MAX_OVER_GPUS = "max over GPUs"
 
-_PLAYBOOK_MEMORY = re.compile(r"peak GPU memory (?P<gb>[0-9]+(?:\.[0-9]+)?) GB")
 _TORCHTITAN_MEMORY = re.compile(r"memory (?P<gb>[0-9]+(?:\.[0-9]+)?) GiB \(the maximum over GPUs\)")
 _ZERO = re.compile(r"\bZeRO-(?P<stage>[0-3])\b")
 # Frameworks that run Megatron's distributed optimizer by default (optimizer state sharded over DP: ZeRO-1).
@@ -101,9 +100,11 @@ def recipe_memory(recipe: Recipe) -> tuple[float | None, str | None]:
         value = getattr(field, "reserved_gib", None) or getattr(field, "allocated_gib", None)
         if value:
             return float(value), MAX_OVER_GPUS
-    match = _PLAYBOOK_MEMORY.search(recipe.layout.summary)
-    if match:
-        return float(match.group("gb")), FIRST_STAGE
+        # A figure of unstated kind (stated_gb), read as the card must hold it; nanotron logs it on world rank 0 (the
+        # first pipeline stage), every other framework's is taken as the largest over GPUs.
+        stated = getattr(field, "stated_gb", None)
+        if stated:
+            return float(stated), FIRST_STAGE if _framework(recipe).startswith("nanotron") else MAX_OVER_GPUS
     match = _TORCHTITAN_MEMORY.search(recipe.notes or "")
     if match:
         return float(match.group("gb")), MAX_OVER_GPUS

@@ -267,5 +267,26 @@ def runs_spread(ctx: RecipeContext) -> None:
                 "result", "runs_cv_percent")
 
 
+def peak_memory(ctx: RecipeContext) -> None:
+    """result.peak_memory states a figure, no allocated peak above the reserved one (the caching allocator reserves
+    every byte it hands out), and none above the card's memory: gpu.memory_gb read in the figure's own unit, the
+    looser reading (an 80 GB card holds 80 GiB of HBM; a stated GB of unstated unit is at most that)."""
+    peak = ctx.recipe.result.peak_memory
+    if peak is None:
+        return
+    stated = {"allocated_gib": peak.allocated_gib, "reserved_gib": peak.reserved_gib, "stated_gb": peak.stated_gb}
+    if all(v is None for v in stated.values()):
+        ctx.bad("peak memory states no figure (allocated_gib, reserved_gib or stated_gb): leave it null",
+                "result", "peak_memory")
+        return
+    if peak.allocated_gib is not None and peak.reserved_gib is not None and peak.allocated_gib > peak.reserved_gib:
+        ctx.bad(f"allocated {peak.allocated_gib:g} GiB above reserved {peak.reserved_gib:g} GiB: the allocator "
+                "reserves every byte it hands out", "result", "peak_memory", "allocated_gib")
+    card = ctx.recipe.gpu.memory_gb
+    for name, value in stated.items():
+        if value is not None and value > card:
+            ctx.bad(f"{value:g} per GPU is more than the {card} GB card holds", "result", "peak_memory", name)
+
+
 RULES = (stated_precision, usd_per_million_tokens, mfu, precision_peak, published_model_tflops,
-         superseded_model_tflops, window, gpu_hours, dates, time_to_train, runs_spread)
+         superseded_model_tflops, window, gpu_hours, dates, time_to_train, runs_spread, peak_memory)

@@ -599,7 +599,7 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
         notes.append(f"{arch.layers} layers over PP {c.pp} do not divide evenly; nanotron's placement is not stated.")
     result = base.imported_result(card, float(f.tokens_per_s_per_gpu),
                              mfu_note(row, arch, catalog.gpus[GPU_TYPE].peak_flops.bf16),
-                             params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT))
+                             params_stated_by=(NANOTRON_SCRIPT, NANOTRON_COMMIT), peak_memory=stated_memory(f))
     recipe: dict[str, Any] = {
         "schema_version": 1,
         "model": row.model,
@@ -636,6 +636,15 @@ def build_recipe(row: Row, catalog: Catalog, document: Document, superseded: lis
     }
     derive_figures(recipe, catalog)
     return recipe
+
+
+# The hover text says "GPU memory: X GB" and no more: neither allocated nor reserved, nor 10^9 or 2^30 bytes.
+STATED_MEMORY_SOURCE = "the playbook's 'GPU memory' (hover text; kind and unit as stated)"
+
+
+def stated_memory(f: Figures) -> dict[str, Any]:
+    """result.peak_memory: the row's GPU memory as stated (stated_gb), never as allocated or reserved."""
+    return {"stated_gb": f.memory_gb, "source": STATED_MEMORY_SOURCE}
 
 
 def repeats_note(row: Row) -> str:

@@ -272,33 +272,63 @@ def workload_rows(loaded: LoadedRecipe) -> dict[str, list[tuple[str, str]] | Non
 
 
 def peak_memory_text(loaded: LoadedRecipe) -> str | None:
-    """'27.70 GiB allocated, 30.10 GiB reserved of the GPU's 80 GB' (what each figure is, where it comes from)."""
+    """'27.70 GiB allocated, 30.10 GiB reserved of the GPU's 80 GB' (what each figure is, where it comes from); a
+    publication's figure whose kind it does not state reads as such: '11.9 GB as published (allocated or reserved
+    not stated) of the GPU's 80 GB'."""
     peak = loaded.recipe.result.peak_memory
     if peak is None:
         return None
     parts = [f"{fmt.number(v, 2)} GiB {label}" for v, label in ((peak.allocated_gib, "allocated"),
                                                                  (peak.reserved_gib, "reserved")) if v is not None]
+    if peak.stated_gb is not None:
+        parts.append(f"{peak.stated_gb:g} GB as published ({STATED_KIND})")
     return f"{', '.join(parts) or 'not stated'} of the GPU's {loaded.recipe.gpu.memory_gb} GB ({peak.source})"
 
 
-# The all-recipes filter's bands of peak memory per GPU (reserved, else allocated), in GiB: how close a run came to
-# the card's memory, from a run's own figure; "not stated" where the recipe has none.
-PEAK_MEMORY_BANDS = ("up to 40 GiB", "40-80 GiB", "80-140 GiB", "over 140 GiB", "not stated")
+# What a stated_gb figure does not say (PeakMemory.stated_gb): shown beside it wherever it appears (the recipe page;
+# the tables and the filter's bands, shorter).
+STATED_KIND = "allocated or reserved not stated"
+STATED_SHORT = "as published, kind not stated"
+# The all-recipes filter's bands of peak memory per GPU: how close a run came to the card's memory. A band says which
+# figure it reads: reserved GiB (else allocated), or, where a recipe has neither, the publication's stated GB figure
+# of unstated kind (PeakMemory.stated_gb), in bands of their own; "not stated" where the recipe has none.
+_BAND_TOPS = (40, 80, 140, float("inf"))
+_BAND_RANGES = ("up to 40", "40-80", "80-140", "over 140")
+MEASURED_BANDS = tuple(f"{r} GiB (reserved, else allocated)" for r in _BAND_RANGES)
+STATED_BANDS = tuple(f"{r} GB ({STATED_SHORT})" for r in _BAND_RANGES)
+PEAK_MEMORY_BANDS = (*MEASURED_BANDS, *STATED_BANDS, "not stated")
+
+
+def peak_memory_figure(loaded: LoadedRecipe) -> tuple[float, bool] | None:
+    """The figure a table shows and the filter bands: reserved GiB, else allocated (True: of a stated kind), else the
+    publication's stated GB of unstated kind (False); None where the recipe states none."""
+    peak = loaded.recipe.result.peak_memory
+    if peak is None:
+        return None
+    known = peak.reserved_gib or peak.allocated_gib
+    if known is not None:
+        return known, True
+    stated = getattr(peak, "stated_gb", None)
+    return (stated, False) if stated is not None else None
 
 
 def peak_memory_band(loaded: LoadedRecipe) -> str:
-    peak = loaded.recipe.result.peak_memory
-    value = (peak.reserved_gib or peak.allocated_gib) if peak is not None else None
-    if value is None:
+    figure = peak_memory_figure(loaded)
+    if figure is None:
         return PEAK_MEMORY_BANDS[-1]
-    return next(band for band, top in zip(PEAK_MEMORY_BANDS, (40, 80, 140, float("inf")), strict=False) if value <= top)
+    value, known = figure
+    bands = MEASURED_BANDS if known else STATED_BANDS
+    return next(band for band, top in zip(bands, _BAND_TOPS, strict=True) if value <= top)
 
 
 def peak_memory_cell(loaded: LoadedRecipe) -> str:
-    """A table's peak memory cell: '27.7 GiB' reserved (allocated where only that is stated), or 'not stated'."""
-    peak = loaded.recipe.result.peak_memory
-    value = (peak.reserved_gib or peak.allocated_gib) if peak is not None else None
-    return f"{fmt.number(value, 1)} GiB" if value is not None else "not stated"
+    """A table's peak memory cell: '27.7 GiB' reserved (allocated where only that is stated), '11.9 GB (as
+    published, kind not stated)' where a publication states a figure of unstated kind, or 'not stated'."""
+    figure = peak_memory_figure(loaded)
+    if figure is None:
+        return "not stated"
+    value, known = figure
+    return f"{fmt.number(value, 1)} GiB" if known else f"{value:g} GB ({STATED_SHORT})"
 
 
 def schedule_text(loaded: LoadedRecipe) -> str | None:

@@ -114,21 +114,26 @@ def test_fsdp_shards_every_state(llama3_8b: Architecture) -> None:
 
 
 def test_stated_peak_memory_is_read_from_the_field_first() -> None:
-    """result.peak_memory (reserved, else allocated; the largest over ranks) where a recipe has it; else the
-    playbook's summary (rank 0: the first stage) or torchtitan's notes (the largest over GPUs)."""
+    """result.peak_memory (reserved, else allocated; the largest over ranks) where a recipe has it; else its stated_gb
+    (a figure of unstated kind: nanotron's, the playbook's, is rank 0's, the first stage), never the summary text;
+    else torchtitan's notes (the largest over GPUs)."""
     from types import SimpleNamespace
 
     from generator.advise.observations import FIRST_STAGE, MAX_OVER_GPUS, recipe_memory
 
-    def recipe(peak: object = None, summary: str = "", notes: str | None = None) -> object:
+    def recipe(peak: object = None, summary: str = "", notes: str | None = None,
+               framework: str = "nanotron (the playbook's benchmark sweep; version not published)") -> object:
         return SimpleNamespace(result=SimpleNamespace(peak_memory=peak), layout=SimpleNamespace(summary=summary),
-                               notes=notes)
+                               notes=notes, stack=SimpleNamespace(framework=framework))
 
-    both = SimpleNamespace(allocated_gib=61.0, reserved_gib=66.5)
+    both = SimpleNamespace(allocated_gib=61.0, reserved_gib=66.5, stated_gb=None)
     assert recipe_memory(recipe(both, "peak GPU memory 5.1 GB")) == (66.5, MAX_OVER_GPUS)  # type: ignore[arg-type]
-    allocated = SimpleNamespace(allocated_gib=61.0, reserved_gib=None)
+    allocated = SimpleNamespace(allocated_gib=61.0, reserved_gib=None, stated_gb=None)
     assert recipe_memory(recipe(allocated)) == (61.0, MAX_OVER_GPUS)  # type: ignore[arg-type]
-    assert recipe_memory(recipe(None, "TP16 PP8; peak GPU memory 5.1 GB; as published.")) == (5.1, FIRST_STAGE)  # type: ignore[arg-type]
+    stated = SimpleNamespace(allocated_gib=None, reserved_gib=None, stated_gb=5.1)
+    assert recipe_memory(recipe(stated, "TP16 PP8; peak GPU memory 9.9 GB")) == (5.1, FIRST_STAGE)  # type: ignore[arg-type]
+    assert recipe_memory(recipe(stated, framework="torchtitan")) == (5.1, MAX_OVER_GPUS)  # type: ignore[arg-type]
+    assert recipe_memory(recipe(None, "TP16 PP8; peak GPU memory 5.1 GB; as published.")) == (None, None)  # type: ignore[arg-type]
     assert recipe_memory(recipe(None, "", "TPS/GPU, memory 84.5 GiB (the maximum over GPUs).")) == (  # type: ignore[arg-type]
         84.5, MAX_OVER_GPUS)
     assert recipe_memory(recipe()) == (None, None)  # type: ignore[arg-type]
@@ -155,3 +160,17 @@ def test_attention_widths_average_the_layer_pattern_by_hand() -> None:
                     sum(k.kv_heads * k.head_dim for k in kinds) / arch.layers,
                     sum(1 if k.shared_kv else 2 for k in kinds) / arch.layers)
         assert _attention(arch) == by_layer, name
+
+
+def test_a_playbook_recipe_s_stated_memory_is_its_hover_text_s() -> None:
+    """A committed row, read from the HTML by hand (tests/importer/sources/playbook-benchmarks_interactive-924e4d0b.html,
+    line 2, column 426584): 1B on 16 nodes, DP 16 TP 8 PP 1 ZeRO 1, MBS 16, "GPU memory: 29.2 GB". The recipe carries
+    it as stated_gb (allocated and reserved unstated) and the advisor reads 29.2, rank 0's (the first stage)."""
+    from generator.advise.observations import FIRST_STAGE, recipe_memory
+    from generator.load import load_recipe
+
+    path = ROOT / "recipes/playbook-llama-1b/h100/pb-128gpu-dp16-tp8-pp1-mbs16-ga1-zero1.yaml"
+    recipe = load_recipe(path).recipe
+    peak = recipe.result.peak_memory
+    assert peak is not None and (peak.stated_gb, peak.allocated_gib, peak.reserved_gib) == (29.2, None, None)
+    assert recipe_memory(recipe) == (29.2, FIRST_STAGE)

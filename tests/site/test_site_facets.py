@@ -138,17 +138,22 @@ def test_a_price_field_shows_the_price_to_its_stated_decimals() -> None:
 
 
 def test_peak_memory_bands() -> None:
-    """The all-recipes filter's peak-memory bands: reserved GiB where stated, else allocated; 'not stated' without."""
+    """The all-recipes filter's peak-memory bands say which figure they read: reserved GiB where stated, else
+    allocated; else a publication's GB figure of unstated kind (the playbook's), in bands of its own; 'not stated'
+    without."""
     from types import SimpleNamespace
 
     from generator.site import views
 
-    def band(allocated, reserved):
-        peak = None if allocated is None and reserved is None else SimpleNamespace(allocated_gib=allocated,
-                                                                                   reserved_gib=reserved)
+    def band(allocated, reserved, stated=None):
+        peak = None if allocated is None and reserved is None and stated is None else SimpleNamespace(
+            allocated_gib=allocated, reserved_gib=reserved, stated_gb=stated)
         return views.peak_memory_band(SimpleNamespace(recipe=SimpleNamespace(result=SimpleNamespace(peak_memory=peak))))
 
+    known = " GiB (reserved, else allocated)"
     assert band(None, None) == "not stated"
-    assert band(27.7, 27.73) == "up to 40 GiB" and band(39.0, 40.0) == "up to 40 GiB"
-    assert band(30.0, 40.5) == "40-80 GiB" and band(66.4, None) == "40-80 GiB"
-    assert band(None, 120.0) == "80-140 GiB" and band(None, 141.5) == "over 140 GiB"
+    assert band(27.7, 27.73) == "up to 40" + known and band(39.0, 40.0) == "up to 40" + known
+    assert band(30.0, 40.5) == "40-80" + known and band(66.4, None) == "40-80" + known
+    assert band(None, 120.0) == "80-140" + known and band(None, 141.5) == "over 140" + known
+    assert band(None, None, 11.9) == "up to 40 GB (as published, kind not stated)"
+    assert band(None, None, 69.8) == "40-80 GB (as published, kind not stated)"

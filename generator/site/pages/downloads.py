@@ -38,7 +38,7 @@ CSV_COLUMNS = ["id", "model", "gpu_type", "gpu_count", "instance", "status", "fr
                "training", "tokens_per_s_per_gpu", "throughput", "usd_per_million_tokens", "mfu", "mfu_peak",
                "step_time_cv_percent", "measured", "mfu_6n_bf16", "mfu_megatron", "mfu_megatron_bf16",
                "flops_per_token_6n", "published_tflops_per_gpu", "published_flops_per_token", "published_mfu",
-               "peak_memory_allocated_gib", "peak_memory_reserved_gib"]
+               "peak_memory_allocated_gib", "peak_memory_reserved_gib", "peak_memory_stated_gb"]
 
 
 def _json_record(loaded: LoadedRecipe, f: Figures) -> str:
@@ -69,7 +69,9 @@ def _csv_record(loaded: LoadedRecipe, f: Figures) -> str:
         fmt.csv_text(fmt.date(r.result.measured)) if r.result.measured else "",
         *(fmt.csv_number(x) for x in (c.six_n_bf16, c.megatron, c.megatron_bf16)),
         *_published_cells(r, f),
-        *(fmt.csv_number(getattr(r.result.peak_memory, k, None)) for k in ("allocated_gib", "reserved_gib"))])
+        # stated_gb: a publication's figure in its own GB, allocated or reserved not stated (PeakMemory.stated_gb)
+        *(fmt.csv_number(getattr(r.result.peak_memory, k, None)) for k in ("allocated_gib", "reserved_gib",
+                                                                            "stated_gb"))])
 
 
 def _published_cells(recipe: Recipe, f: Figures) -> list[str]:
