@@ -19,7 +19,7 @@
 # CPU rehearsal: CPU_PROOF=1 with PYTHONPATH naming a site with torchtitan and transformers, in a copy of the
 # registry whose Llama-3.2 cards are tiny: same commands, CPU flags.
 case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
-  sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  sed -n '2,/^case /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 esac
 set -u
 cd "$(dirname "$0")/.."
@@ -72,7 +72,8 @@ expand() {
   case "$1" in
   measure-1b) echo measure-1b-engine measure-1b-torchtitan measure-1b-transformers ;;
   converge-1b) echo conv-1b-engine conv-1b-others ;;
-  measure-3b) echo measure-3b-engine measure-3b-others ;;
+  measure-3b) echo measure-3b-engine measure-3b-torchtitan measure-3b-transformers ;;
+  measure-3b-others) echo measure-3b-torchtitan measure-3b-transformers ;;
   *) echo "$1" ;;
   esac
 }
@@ -96,7 +97,6 @@ for stage in $(for s in "$@"; do expand "$s"; done); do
   measure-3b-engine) remeasure engine-3b 270 "$E3" 110 ;;
   measure-3b-torchtitan) remeasure torchtitan-3b 280 "$T3" 120 ;;
   measure-3b-transformers) remeasure transformers-3b 260 "$H3" 110 ;;
-  measure-3b-others) remeasure torchtitan-3b 280 "$T3" 120; remeasure transformers-3b 260 "$H3" 110 ;;
   fp8)
     remeasure torchtitan-fp8-1b 170 "$F1" 100
     remeasure torchtitan-fp8-3b 200 "$F3" 120

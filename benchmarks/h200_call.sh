@@ -24,7 +24,7 @@
 #     megatron-core==0.16.1 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection jsonschema
 #     jsonschema-specifications referencing rpds-py ruamel.yaml==0.19.1
 case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
-  sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  sed -n '2,/^case /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 esac
 set -u
 cd "$(dirname "$0")/.."

@@ -46,7 +46,7 @@
 # CPU proof (no GPU, no wheels: PYTHONPATH names a site with torchtitan and transformers): CPU_PROOF=1 runs the
 # smoke and converge stages on the tiny flavour (converge: 12 steps, 4 warm-up) with the same commands.
 case "${1:-}" in -h | --help | help)  # this header, without running anything (tests/benchmarks: the scripts' smoke run)
-  sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  sed -n '2,/^case /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 esac
 set -u
 cd "$(dirname "$0")/.."

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from generator import figures
 from generator.catalog import Catalog
 from generator.load import LoadedRecipe
-from generator.models import Recompute
+from generator.models import Convergence, Recompute
 from generator.site import formatting as fmt
 
 ORIGIN_MEASURED = "measured here"  # measured or verified: figures from our own runs
@@ -156,6 +156,12 @@ IMPLEMENTATION_TEXT = {"other": "another implementation (another framework, from
                        "same": "the same framework with its speed features off"}
 
 
+def convergence_failure(c: Convergence) -> str:
+    """'; failed because ...' for a failing convergence check that records why (its figures may all look in bounds,
+    e.g. a floor rule failed), else ''."""
+    return f"; failed because {c.failed_because}" if c.failed_because else ""
+
+
 def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
     """One line per component test and the convergence check: its name, pass/fail and its key number."""
     corr = loaded.recipe.correctness
@@ -173,8 +179,7 @@ def evidence_summary(loaded: LoadedRecipe) -> list[dict[str, str]]:
                f"{fmt.stated(c.final_loss_difference)}, {fmt.plural(c.pointwise_failures, 'pointwise failure')}")
         if c.reference:
             key += f"; against {c.reference}"
-        if c.failed_because:  # the figures above may all be in bounds: say which criterion failed
-            key += f"; failed: {c.failed_because}"
+        key += convergence_failure(c)
         out.append({"name": f"Convergence check, {fmt.plural(c.steps, 'step')}", "result": c.result.value,
                     "key": key, "href": "#convergence"})
     qt = corr.quality_target

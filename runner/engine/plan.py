@@ -13,7 +13,7 @@ from generator.catalog import Architecture
 from generator.load import load_recipe
 from generator.models import Recipe
 from generator.registry import load_catalog
-from runner.engine.streams import stated_stream
+from runner.engine.streams import DEFAULT_STREAM, stated_stream
 
 ATTENTION_BACKENDS = ("sdpa", "unfused")
 FRAMEWORK = "openrecipes-engine"
@@ -79,7 +79,7 @@ class EnginePlan:
     seed: int = 1234
     notes: tuple[str, ...] = field(default_factory=tuple)
     stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
-    stream: str = "pattern"  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
+    stream: str = DEFAULT_STREAM  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
 
     @property
     def world_size(self) -> int:

@@ -20,7 +20,7 @@ from generator.load import load_recipe
 from generator.registry import load_catalog
 from runner.engine import schedule
 from runner.engine.initial_weights import Shape
-from runner.engine.streams import stated_stream
+from runner.engine.streams import DEFAULT_STREAM, STREAMS, stated_stream
 
 SEED = 1234  # the bundled engine's seed (runner/engine/plan.py): the same rows and, within a framework, weights
 
@@ -44,7 +44,7 @@ class Plan:
     tiny: bool = False
     seed: int = SEED
     stated_schedule: object = None  # the recipe's workload.schedule (generator.models.Schedule) or None
-    stream: str = "pattern"  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
+    stream: str = DEFAULT_STREAM  # the rows' stream (runner/engine/streams.py): --data, else the recipe's, else pattern
 
     @property
     def num_microbatches(self) -> int:
@@ -95,10 +95,13 @@ def make_framework_plan(recipe_path: Path | str, *, steps: int | None = None, ro
                   heads=arch.attention_heads, kv_heads=kind.kv_heads, head_dim=kind.head_dim,
                   vocab_size=arch.vocab_size, norm_eps=arch.norm_eps, rope_base=arch.rope_base,
                   tied_embeddings=arch.tied_embeddings, qk_norm=arch.qk_norm)
+    stream = stated_stream(recipe, data)
+    if stream not in STREAMS:  # the engine's uniform `random` rows: no framework here draws them
+        raise fail("workload.dataset.stream", f"the frameworks here draw {', '.join(STREAMS)}, not {stream}")
     plan = Plan(recipe_path=str(path), recipe_id=loaded.id, model=recipe.model, shape=shape,
                 row_tokens=recipe.workload.row_tokens, global_batch=recipe.workload.global_batch,
                 rows_per_microbatch=mbs, steps=n_steps, precision=recipe.workload.precision.value,
-                stated_schedule=recipe.workload.schedule, stream=stated_stream(recipe, data))
+                stated_schedule=recipe.workload.schedule, stream=stream)
     return replace(plan, shape=TINY_SHAPE, row_tokens=TINY_ROW_TOKENS, tiny=True) if tiny else plan
 
 
@@ -114,7 +117,7 @@ def add_common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("recipe", type=Path, help="recipes/<model>/<gpu>/<name>.yaml")
     ap.add_argument("--steps", type=int, help="steps to run (default: the recipe's result.steps_per_run)")
     ap.add_argument("--rows-per-microbatch", type=int, help="override layout.rows_per_microbatch")
-    ap.add_argument("--data", choices=["pattern", "markov"],
+    ap.add_argument("--data", choices=STREAMS,
                     help="runner/engine/streams.py stream (default: the recipe's workload.dataset.stream, else "
                     "pattern; markov: the learnable one)")
     schedule.add_arguments(ap)

@@ -446,7 +446,7 @@ def measure(target: Target, out: TextIO) -> Measured:
     submitted, followed to its end; rank 0's log parsed as a local run's."""
     from runner.launchers import per_node
     from runner.launchers.rendezvous import launches_torchrun
-    from runner.logs import tail
+    from runner.logs import LogError, attach_summary, read_lines, tail
 
     options, recipe = target.options, target.recipe
     workdir = options.workdir.resolve()
@@ -492,13 +492,9 @@ def measure(target: Target, out: TextIO) -> Measured:
                                 figures.step_tokens(wl.global_batch, wl.row_tokens), recipe.gpu.count,
                                 options.timeout, out, options.poll_s, progress=not options.json)
         if not followed.parsed.steps:
-            from runner.logs import LogError
-
             raise LogError(f"{followed.log_path}: no {target.fmt or 'known-format'} training step lines in the job's "
                            "output")
         stacks = followed.stacks
-        from runner.logs import attach_summary, read_lines
-
         attach_summary(followed.parsed, read_lines(followed.log_path))  # parsed live: the summary line read whole
         results.append(figures_of(target, followed.parsed, followed.wall_seconds, followed.info.exit_code))
     assert followed is not None

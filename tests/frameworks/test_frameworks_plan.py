@@ -210,3 +210,12 @@ def test_the_run_draws_the_stream_its_recipe_states(tmp_path: Path, stated: str 
                                           "    source: runner/engine/train.py", 1)
     engine.write_text(engine_text, encoding="utf-8")
     assert make_engine_plan(engine, data=override).stream == drawn
+
+
+def test_a_stream_the_frameworks_do_not_draw_is_refused_at_its_line(tmp_path: Path) -> None:
+    # The engine's uniform `random` rows: a framework recipe stating it is refused before anything is imported, at
+    # the field's line (a framework would otherwise fail mid-launch on an unknown dataset).
+    path = _stating_stream(tmp_path, "random")
+    with pytest.raises(PlanError, match=r"torchtitan-4k\.yaml:\d+:\d+: workload\.dataset\.stream: the frameworks here "
+                                        r"draw pattern, markov, not random"):
+        make_framework_plan(path)

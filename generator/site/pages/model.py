@@ -145,7 +145,7 @@ def convergence_summary(loaded: LoadedRecipe) -> str:
         return "none published" if is_reported(loaded) else "none yet"
     return (f"{c.result.value}: {fmt.plural(c.steps, 'step')}, loss correlation {fmt.stated(c.correlation)}, final "
             f"loss difference {fmt.stated(c.final_loss_difference)}"
-            + (f"; failed because {c.failed_because}" if c.failed_because else ""))
+            + views.convergence_failure(c))
 
 
 def runs_text(loaded: LoadedRecipe) -> str:
