@@ -1,5 +1,5 @@
 """The benchmarks' browser parts at a small size, in Debian's Chromium (tests/benchmarks/test_benchmarks_smoke.py
-runs the rest): site_scale.py's keystroke, sort, reprice, shared-link and "Show all" timings on a sample of the
+runs the rest): site_scale.py's keystroke, sort, reprice, shared-link, "Show all" and CSV timings on a sample of the
 committed registry, and site_screenshots.py on a small synthetic site. Each exits 0 and prints its figures.
 Like the site's browser tests they skip without Chromium, unless OPENRECIPES_REQUIRE_CHROMIUM=1 (.ci/test, CI).
 """
@@ -34,6 +34,7 @@ def test_site_scale_committed_in_chromium() -> None:
     assert re.search(r"price/budget keystroke to next frame <= 100 ms: median \d+ ms", out), out
     assert re.search(r"URL's view painted: median \d+ ms", out), out
     assert re.search(r"sort click after \"Show all\" \(40 rows shown", out), out
+    assert re.search(r"CSV of every row \(40 rows, .*\), click to download: \d+ ms", out), out
 
 
 def test_site_screenshots(tmp_path: Path) -> None:
