@@ -1,6 +1,7 @@
 """The benchmarks' browser parts at a small size, in Debian's Chromium (tests/benchmarks/test_benchmarks_smoke.py
-runs the rest): site_scale.py's keystroke, sort, reprice, shared-link, "Show all" and CSV timings on a sample of the
-committed registry, and site_screenshots.py on a small synthetic site. Each exits 0 and prints its figures.
+runs the rest): site_scale.py on a sample of the committed registry (its build against plain pages, then the
+keystroke, sort, reprice, shared-link, "Show all" and CSV timings), and site_screenshots.py on a small synthetic
+site. Each exits 0 and prints its figures.
 Like the site's browser tests they skip without Chromium, unless OPENRECIPES_REQUIRE_CHROMIUM=1 (.ci/test, CI).
 """
 
@@ -29,6 +30,8 @@ def _chromium() -> None:
 def test_site_scale_committed_in_chromium() -> None:
     out = run("benchmarks/site_scale.py", "--committed", "--limit", "40", "--smoke", timeout=600)
     assert "committed registry: 40 recipes" in out, out
+    assert re.search(r"build: recipes [\d.]+ s, .* ratio [\d.]+", out), out
+    assert "goals at 40 recipes" in out, out
     assert re.search(r"filter keystroke to next frame <= 50 ms: median \d+ ms", out), out
     assert re.search(r"sort click to next frame <= 50 ms: median \d+ ms", out), out
     assert re.search(r"price/budget keystroke to next frame <= 100 ms: median \d+ ms", out), out

@@ -90,7 +90,7 @@ def test_suite_cpu() -> None:
 @pytest.mark.slow
 def test_site_scale_sizes_and_serve() -> None:
     """Two synthetic sizes (the build against plain pages, the growth between them) and `mkdocs serve` with and
-    without --dirty; the browser's part is the browser file's."""
+    without --dirty; the browser's part, and the committed registry's build, are the browser file's."""
     out = run("benchmarks/site_scale.py", "--sizes", "20", "30", "--smoke", "--no-browser")
     for n in (20, 30):
         assert re.search(rf"^\s+{n}\s+[\d.]+\s+[\d.]+\s+[\d.]+", out, re.MULTILINE), out
@@ -98,13 +98,6 @@ def test_site_scale_sizes_and_serve() -> None:
     assert re.search(r"mkdocs serve --dirty at 30: up in [\d.]+ s; 1 recipe edits", out), out
     assert re.search(r"mkdocs serve at 30: up in [\d.]+ s", out), out
 
-
-@pytest.mark.slow
-def test_site_scale_committed() -> None:
-    out = run("benchmarks/site_scale.py", "--committed", "--limit", "30", "--smoke", "--no-browser")
-    assert "committed registry: 30 recipes" in out, out
-    assert re.search(r"build: recipes [\d.]+ s, .* ratio [\d.]+", out), out
-    assert "goals at 30 recipes" in out, out
 
 
 def test_h100_recipe_seeds(tmp_path: Path) -> None:
