@@ -29,7 +29,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import least_squares, nnls
 
 from generator.advise import throughput
 from generator.advise.memory import GIB, Breakdown, Plan, Shape, breakdowns
@@ -103,6 +102,10 @@ class MemoryModel:
 
 
 def _robust_log_fit(features: np.ndarray, stated: np.ndarray) -> np.ndarray:
+    # scipy where a fit runs, not at import: half a second of every process that imports the site's pages or the
+    # advisor's report (a CLI refusal, `--help`) without fitting.
+    from scipy.optimize import least_squares
+
     x0 = np.ones(features.shape[1])
     result = least_squares(lambda c: np.log(np.maximum(features @ c, 1e-9) / stated), x0, bounds=(0.0, np.inf),
                            loss="soft_l1", f_scale=0.1)
@@ -178,6 +181,8 @@ def _irls_nnls(features: np.ndarray, seconds: np.ndarray, prior: np.ndarray | No
     """Weights (each at least its floor: 0, or a compute weight's COMPUTE_FLOOR) minimising the (reweighted)
     relative error of features @ w against seconds, with an optional ridge pull towards `prior` (each weight's pull
     scaled by the prior weight itself); scipy's nnls on the weights less their floors."""
+    from scipy.optimize import nnls  # where a fit runs (_robust_log_fit says why)
+
     prior_rows = PRIOR_ROWS if prior_rows is None else prior_rows
     lower = _lower_bounds()
     relative = features / seconds[:, None]

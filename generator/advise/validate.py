@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from generator.advise.memory import GIB, breakdowns
 from generator.advise.model import (
@@ -122,6 +121,8 @@ def group_key(r: Observation) -> tuple[object, ...]:
 
 
 def spearman_by_group(held: list[Held]) -> dict[tuple[object, ...], float]:
+    from scipy.stats import spearmanr  # where it runs (model._robust_log_fit says why)
+
     groups: dict[tuple[object, ...], list[Held]] = defaultdict(list)
     for h in held:
         if h.tokens_predicted is not None:
