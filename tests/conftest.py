@@ -44,6 +44,11 @@ LONGEST_FIRST = (
     "tests/benchmarks/test_benchmarks_browser_smoke.py",  # waits
     "tests/engine/test_engine_cpu.py",
     "tests/runner/test_cluster_slurm.py",  # waits
+    "tests/site/test_site_time_to_train_browser.py",
+    "tests/benchmarks/test_benchmarks_smoke.py",  # waits
+    "tests/importer/test_importer_fuzz.py",
+    "tests/site/test_site_table_window.py",
+    "tests/site/test_site_predicted.py",
     "tests/importer/test_megatron_bridge.py",
     "tests/runner/test_slurm_job_script.py",  # waits
     "tests/importer/test_playbook.py",

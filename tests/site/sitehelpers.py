@@ -169,6 +169,11 @@ def open_folds(page) -> None:  # noqa: ANN001
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
 
 
+def no_sideways_scroll(page, url: str, width: int) -> None:  # noqa: ANN001
+    """An `at_width` check for serious_axe_violations: the page scrolls no wider than the window."""
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width, (url, width)
+
+
 def remeasured(registry: Path, name: str, times: int = 2) -> Path:
     """A copy of the reference recipe re-measured by the real runner from a fixture log, `times` times: its
     evidence file then holds the per-step record and (from the second time on) a history of results."""

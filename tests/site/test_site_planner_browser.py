@@ -260,8 +260,11 @@ def test_70b_on_64_h100_pre_training_answers_never_show_a_lora_row(new_page, com
 
 
 PLAN = "plan.gpu=H100&plan.n=64&p.H100=2.1&budget=1T"
-AXE_PAGES = ["", f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{REF_ID}/?{PLAN}", "gpus/h100/",
-             "methodology/", f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&{PLAN}"]
+# The pages opened with a plan in the URL. The home and GPU pages (their planner panel empty) and the methodology page
+# are checked with every fold open in both colour schemes on the committed registry's site
+# (test_site_committed_browser.py).
+AXE_PAGES = [f"recipes/?{PLAN}", f"models/gemma-4-31b/?{PLAN}", f"recipes/{REF_ID}/?{PLAN}",
+             f"compare/?ids={REF_ID},gemma-4-31b/h100/pre-64&{PLAN}"]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
