@@ -665,7 +665,8 @@ def main() -> int:
     parser.add_argument("--url-view-only", type=Path, nargs="+", metavar="SITE",
                         help="only time the URL's view at first paint and sorts after \"Show all\" on built sites "
                              "(several: one after the other, e.g. the same site with the page script before and after "
-                             "a change)")
+                             "a change); with --committed for builds of this repository's registry, whose rows the "
+                             "synthetic query matches none of")
     parser.add_argument("--build-only", nargs=2, metavar=("N", "OUT"),
                         help="only write N synthetic recipes and build their site into OUT (OUT/project, OUT/site), "
                              "for --url-view-only and --keystrokes-only")
