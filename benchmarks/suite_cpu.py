@@ -1,12 +1,17 @@
 """The test suite's wall time and where its CPU goes, on this machine.
 
-    .venv/bin/python benchmarks/suite_cpu.py [PYTEST ARGS...]      (default: -q -n auto --dist loadfile)
+    .venv/bin/python benchmarks/suite_cpu.py [--per-process] [PYTEST ARGS...]   (default: -q -n auto --dist loadfile)
 
 Runs pytest once (a real subprocess, from the repository root) while sampling the machine's CPU from /proc/stat every
 second; benchmarks/suite_cpu_plugin.py records each test file's own CPU and its waited-for children's. Prints the wall
 time, the machine's busy core-seconds and utilisation over the run (per 30 s too: where cores stood idle), the CPU the
 test files account for and the rest (Chromium's processes, pytest's start-up, daemons, the kernel), and the files
 with the most CPU.
+--per-process also logs every Python process of this interpreter (the test workers, mkdocs, the CLIs, training
+processes) at its exit, whatever environment a test gave it, and prints their CPU by program: for the run's length a
+.pth file in the interpreter's site-packages imports a logging module (both written before pytest starts and removed
+after it ends; one such run at a time). Processes that end with os._exit (forked ranks) are not logged: their CPU is
+their parent's children's. Chromium is not Python: it shows by command name.
 A suite bound by CPU cannot end sooner than its busy core-seconds over the cores: 6 minutes of 2 cores is 720.
 """
 
@@ -16,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -89,24 +95,117 @@ class Sampler:
         return (rows[-1][1] - rows[0][1]) / total if total else 0.0
 
 
-def run(args: list[str]) -> tuple[int, float, Sampler, list[dict]]:
+# --per-process: what the .pth imports. It imports nothing Python has not loaded at start-up, and does nothing once
+# the run's folder is gone (a run killed before it removed its files: the next run overwrites them).
+PROCESS_LOG = '''"""Written by benchmarks/suite_cpu.py --per-process for one run and removed after it: each Python process of this
+interpreter appends its CPU (own, waited-for children's) and argv to the run's folder at exit."""
+import atexit
+import os
+import sys
+
+FOLDER = {folder!r}
+
+
+def _log():
+    if not os.path.isdir(FOLDER):
+        return
+    t = os.times()
+    fields = [f"{{t.user + t.system:.3f}}", f"{{t.children_user + t.children_system:.3f}}"] + sys.argv[:3]
+    line = "\\t".join(f.replace("\\t", " ").replace("\\n", " ") for f in fields) + "\\n"
+    try:
+        fd = os.open(os.path.join(FOLDER, "processes.tsv"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+atexit.register(_log)
+'''
+PROCESS_MODULE = "_suite_cpu_processes"
+
+
+@dataclass
+class ProcessLog:
+    """The .pth and module of --per-process in this interpreter's site-packages, for one run."""
+
+    folder: Path
+    site: Path = field(default_factory=lambda: Path(sysconfig.get_paths()["purelib"]))
+
+    @property
+    def files(self) -> tuple[Path, Path]:
+        return self.site / f"zz{PROCESS_MODULE}.pth", self.site / f"{PROCESS_MODULE}.py"
+
+    def install(self) -> None:
+        pth, module = self.files
+        if module.exists() and (held := _folder_of(module)) and Path(held).is_dir():
+            raise SystemExit(f"{module}: another suite_cpu.py --per-process run is logging into {held}")
+        module.write_text(PROCESS_LOG.format(folder=str(self.folder)), encoding="utf-8")
+        pth.write_text(f"import {PROCESS_MODULE}\n", encoding="utf-8")
+
+    def remove(self) -> None:
+        for path in self.files:
+            path.unlink(missing_ok=True)
+
+    def by_program(self) -> dict[str, tuple[int, float]]:
+        """(processes, core-seconds of their own) by program."""
+        out: dict[str, tuple[int, float]] = {}
+        log = self.folder / "processes.tsv"
+        for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+            own, _children, *argv = line.split("\t")
+            n, cpu = out.get(program(argv), (0, 0.0))
+            out[program(argv)] = (n + 1, cpu + float(own))
+        return out
+
+
+def _folder_of(module: Path) -> str | None:
+    for line in module.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("FOLDER = "):
+            return line.split("=", 1)[1].strip().strip("'\"")
+    return None
+
+
+def program(argv: list[str]) -> str:
+    """A process's program as its argv says: `python -m mkdocs build ...` is "mkdocs build", a script's name with its
+    subcommand, `python -c` (pytest-xdist's workers, the tests' fork servers) "python -c"."""
+    if not argv or argv[0] in ("-c", ""):
+        return "python -c"
+    script = Path(argv[0])
+    name = script.parent.name if script.name == "__main__.py" else script.name
+    sub = argv[1] if len(argv) > 1 and argv[1].isidentifier() else ""
+    return f"{name} {sub}".strip()
+
+
+def run(args: list[str], per_process: bool = False) -> tuple[int, float, Sampler, list[dict], dict | None]:
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as folder:
         env = dict(os.environ, SUITE_CPU_DIR=folder,
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")])))
+        processes = ProcessLog(Path(folder)) if per_process else None
         sampler = Sampler()
         thread = threading.Thread(target=sampler.run, daemon=True)
-        thread.start()
-        started = time.time()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "suite_cpu_plugin", *args], cwd=ROOT, env=env)
-        wall = time.time() - started
-        sampler.stop.set()
-        thread.join()
+        try:
+            if processes is not None:
+                processes.install()
+            thread.start()
+            started = time.time()
+            done = subprocess.run([sys.executable, "-m", "pytest", "-p", "suite_cpu_plugin", *args], cwd=ROOT, env=env)
+            wall = time.time() - started
+        finally:
+            if processes is not None:
+                processes.remove()
+            sampler.stop.set()
+            if thread.is_alive():
+                thread.join()
         files = [json.loads(line) for path in Path(folder).glob("*.jsonl")
                  for line in path.read_text(encoding="utf-8").splitlines()]
-    return done.returncode, wall, sampler, files
+        programs = processes.by_program() if processes is not None else None
+    return done.returncode, wall, sampler, files, programs
 
 
-def report(returncode: int, wall: float, sampler: Sampler, files: list[dict], cores: int) -> None:
+def report(returncode: int, wall: float, sampler: Sampler, files: list[dict], cores: int,
+           programs: dict[str, tuple[int, float]] | None = None) -> None:
     busy = sampler.busy_core_seconds()
     attributed = sum(f["own"] + f["children"] for f in files)
     print(f"pytest exit {returncode}; wall {wall:.1f} s ({wall / 60:.1f} min) on {cores} cores")
@@ -122,12 +221,20 @@ def report(returncode: int, wall: float, sampler: Sampler, files: list[dict], co
     print("files with the most CPU (own + children, core-seconds; wall s):")
     for f in sorted(files, key=lambda f: -(f["own"] + f["children"]))[:25]:
         print(f"  {f['own'] + f['children']:7.1f}  {f['wall']:6.1f}  {f['file']}")
+    if programs is not None:
+        total = sum(cpu for _, cpu in programs.values())
+        print(f"Python processes by program, each one's own CPU logged at its exit ({sum(n for n, _ in programs.values())} "
+              f"processes, {total:.0f} core-seconds; core-seconds, processes, program):")
+        for name, (n, cpu) in sorted(programs.items(), key=lambda kv: -kv[1][1])[:20]:
+            print(f"  {cpu:7.1f}  {n:5d}  {name}")
 
 
 def main() -> int:
-    args = sys.argv[1:] or DEFAULT_ARGS
-    returncode, wall, sampler, files = run(args)
-    report(returncode, wall, sampler, files, os.cpu_count() or 1)
+    args = sys.argv[1:]
+    per_process = "--per-process" in args
+    args = [a for a in args if a != "--per-process"] or DEFAULT_ARGS
+    returncode, wall, sampler, files, programs = run(args, per_process)
+    report(returncode, wall, sampler, files, os.cpu_count() or 1, programs)
     return returncode
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -81,10 +82,16 @@ def test_engine_log_figures() -> None:
 
 
 def test_suite_cpu() -> None:
-    out = run("benchmarks/suite_cpu.py", "-q", "-p", "no:cacheprovider", "tests/test_positions.py")
+    """With --per-process: the pytest process it starts is logged at its exit (the .pth's module), and the .pth and
+    module are gone from site-packages afterwards."""
+    out = run("benchmarks/suite_cpu.py", "--per-process", "-q", "-p", "no:cacheprovider", "tests/test_positions.py")
     assert re.search(r"pytest exit 0; wall [\d.]+ s", out), out
     assert re.search(r"machine: \d+ busy core-seconds", out), out
-    assert "tests/test_positions.py" in out.split("files with the most CPU")[1], out  # suite_cpu_plugin.py's record
+    files, programs = out.split("files with the most CPU")[1].split("Python processes by program")
+    assert "tests/test_positions.py" in files, out  # suite_cpu_plugin.py's record
+    assert re.search(r"^ +[\d.]+ +1  pytest$", programs, re.M), out
+    site = Path(sysconfig.get_paths()["purelib"])
+    assert not list(site.glob("*suite_cpu_processes*")), list(site.glob("*suite_cpu_processes*"))
 
 
 @pytest.mark.slow
