@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -96,13 +97,15 @@ class Sampler:
 
 
 # --per-process: what the .pth imports. It imports nothing Python has not loaded at start-up, and does nothing once
-# the run's folder is gone (a run killed before it removed its files: the next run overwrites them).
-PROCESS_LOG = '''"""Written by benchmarks/suite_cpu.py --per-process for one run and removed after it: each Python process of this
-interpreter appends its CPU (own, waited-for children's) and argv to the run's folder at exit."""
+# the run's folder is gone. Each run's files carry its process id, so that a run of the whole suite under
+# --per-process and the suite's own smoke run of it (tests/benchmarks) each log their processes.
+PROCESS_LOG = '''"""Written by benchmarks/suite_cpu.py --per-process (process {owner}) for one run and removed after it: each
+Python process of this interpreter appends its CPU (own, waited-for children's) and argv to the run's folder at exit."""
 import atexit
 import os
 import sys
 
+OWNER = {owner}
 FOLDER = {folder!r}
 
 
@@ -124,7 +127,7 @@ def _log():
 
 atexit.register(_log)
 '''
-PROCESS_MODULE = "_suite_cpu_processes"
+PROCESS_MODULE = "_suite_cpu_processes_"
 
 
 @dataclass
@@ -132,22 +135,29 @@ class ProcessLog:
     """The .pth and module of --per-process in this interpreter's site-packages, for one run."""
 
     folder: Path
+    owner: int = field(default_factory=os.getpid)
     site: Path = field(default_factory=lambda: Path(sysconfig.get_paths()["purelib"]))
 
-    @property
-    def files(self) -> tuple[Path, Path]:
-        return self.site / f"zz{PROCESS_MODULE}.pth", self.site / f"{PROCESS_MODULE}.py"
+    def files(self, owner: int | None = None) -> tuple[Path, Path]:
+        name = f"{PROCESS_MODULE}{self.owner if owner is None else owner}"
+        return self.site / f"zz{name}.pth", self.site / f"{name}.py"
 
     def install(self) -> None:
-        pth, module = self.files
-        if module.exists() and (held := _folder_of(module)) and Path(held).is_dir():
-            raise SystemExit(f"{module}: another suite_cpu.py --per-process run is logging into {held}")
-        module.write_text(PROCESS_LOG.format(folder=str(self.folder)), encoding="utf-8")
-        pth.write_text(f"import {PROCESS_MODULE}\n", encoding="utf-8")
+        self.remove_stale()
+        pth, module = self.files()
+        module.write_text(PROCESS_LOG.format(owner=self.owner, folder=str(self.folder)), encoding="utf-8")
+        pth.write_text(f"import {module.stem}\n", encoding="utf-8")
 
-    def remove(self) -> None:
-        for path in self.files:
+    def remove(self, owner: int | None = None) -> None:
+        for path in self.files(owner):
             path.unlink(missing_ok=True)
+
+    def remove_stale(self) -> None:
+        """The files of runs whose process is gone (killed before it could remove them)."""
+        for module in self.site.glob(f"{PROCESS_MODULE}*.py"):
+            owner = module.stem.removeprefix(PROCESS_MODULE)
+            if owner.isdigit() and not _alive(int(owner)):
+                self.remove(int(owner))
 
     def by_program(self) -> dict[str, tuple[int, float]]:
         """(processes, core-seconds of their own) by program."""
@@ -160,11 +170,14 @@ class ProcessLog:
         return out
 
 
-def _folder_of(module: Path) -> str | None:
-    for line in module.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith("FOLDER = "):
-            return line.split("=", 1)[1].strip().strip("'\"")
-    return None
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def program(argv: list[str]) -> str:
@@ -229,7 +242,12 @@ def report(returncode: int, wall: float, sampler: Sampler, files: list[dict], co
             print(f"  {cpu:7.1f}  {n:5d}  {name}")
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _terminated)  # a kill runs the finally blocks: no .pth left behind
     args = sys.argv[1:]
     per_process = "--per-process" in args
     args = [a for a in args if a != "--per-process"] or DEFAULT_ARGS
