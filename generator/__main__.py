@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from generator.command import in_registry, positive_int
+from generator.version import PrintVersion
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -49,42 +50,9 @@ def cmd_schema(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-DISTRIBUTION = "openrecipes"
-
-
-def version() -> str:
-    """The installed distribution's version; from a source checkout that was never installed, pyproject's, else
-    "unknown"."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        pass
-    import tomllib
-
-    try:
-        with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as handle:
-            return str(tomllib.load(handle)["project"]["version"]) + " (source checkout)"
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return "unknown"
-
-
-class _PrintVersion(argparse.Action):
-    """--version, looked up only when asked (importlib.metadata costs a check run some 30 ms otherwise)."""
-
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
-        print(f"{parser.prog} {version()}")
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m generator", description="OpenRecipes registry tools.")
-    parser.add_argument("--version", action=_PrintVersion)
+    parser.add_argument("--version", action=PrintVersion)
     sub = parser.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("check", help="validate recipes and recompute every derived figure")
     p.add_argument("paths", nargs="*", help="recipe files or folders (default: the whole registry)")

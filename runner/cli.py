@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.metadata
 import json
 import sys
 from pathlib import Path
 
 from generator import figures
+from generator.version import PrintVersion
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # convergence: the check ran and failed
@@ -120,13 +120,6 @@ def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("openrecipes")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed: pip install -e .)"
-
-
 OUTCOME_EXIT = {
     "ok": EXIT_OK, "usage": EXIT_USAGE, "preflight": EXIT_PREFLIGHT, "run-failed": EXIT_RUN_FAILED,
     "bad-log": EXIT_BAD_LOG, "change": EXIT_CHANGE, "locked": EXIT_LOCKED, "declined": EXIT_DECLINED,
@@ -228,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m runner",
         description="OpenRecipes runner: re-measure a recipe and write its figures back; compare loss curves.",
     )
-    top.add_argument("--version", action="version", version=f"%(prog)s (openrecipes) {_version()}")
+    top.add_argument("--version", action=PrintVersion, template="{prog} (openrecipes) {version}")
     sub = top.add_subparsers(dest="command", required=True)
     r = sub.add_parser(
         "remeasure", help="run a recipe (or read a run's logs) and write its figures back",
