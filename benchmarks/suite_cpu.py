@@ -9,9 +9,10 @@ test files account for and the rest (Chromium's processes, pytest's start-up, da
 with the most CPU.
 --per-process also logs every Python process of this interpreter (the test workers, mkdocs, the CLIs, training
 processes) at its exit, whatever environment a test gave it, and prints their CPU by program: for the run's length a
-.pth file in the interpreter's site-packages imports a logging module (both written before pytest starts and removed
-after it ends; one such run at a time). Processes that end with os._exit (forked ranks) are not logged: their CPU is
-their parent's children's. Chromium is not Python: it shows by command name.
+.pth file in the interpreter's site-packages imports a logging module (both named by the run's process id, written
+before pytest starts and removed after it ends, a SIGTERM included; a killed run's are removed by the next run).
+Processes that end with os._exit (forked ranks) are not logged: their CPU is their parent's children's. Chromium
+is not Python: it shows by command name.
 A suite bound by CPU cannot end sooner than its busy core-seconds over the cores: 6 minutes of 2 cores is 720.
 """
 
@@ -30,6 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from runner.commit import process_alive  # noqa: E402
+
 DEFAULT_ARGS = ["-q", "-n", "auto", "--dist", "loadfile"]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -105,7 +110,6 @@ import atexit
 import os
 import sys
 
-OWNER = {owner}
 FOLDER = {folder!r}
 
 
@@ -156,7 +160,7 @@ class ProcessLog:
         """The files of runs whose process is gone (killed before it could remove them)."""
         for module in self.site.glob(f"{PROCESS_MODULE}*.py"):
             owner = module.stem.removeprefix(PROCESS_MODULE)
-            if owner.isdigit() and not _alive(int(owner)):
+            if owner.isdigit() and not process_alive(int(owner)):
                 self.remove(int(owner))
 
     def by_program(self) -> dict[str, tuple[int, float]]:
@@ -165,19 +169,10 @@ class ProcessLog:
         log = self.folder / "processes.tsv"
         for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
             own, _children, *argv = line.split("\t")
-            n, cpu = out.get(program(argv), (0, 0.0))
-            out[program(argv)] = (n + 1, cpu + float(own))
+            name = program(argv)
+            n, cpu = out.get(name, (0, 0.0))
+            out[name] = (n + 1, cpu + float(own))
         return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def program(argv: list[str]) -> str:

@@ -156,7 +156,8 @@ def refuse_folder(folder: Path) -> None:
 # --- staging -------------------------------------------------------------------------------------------------
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (another user's process counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -173,7 +174,7 @@ def clean_stale(root: Path) -> list[Path]:
     with contextlib.suppress(OSError):
         for entry in base.iterdir():
             pid = entry.name.split("-", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
     return removed

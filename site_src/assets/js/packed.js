@@ -99,7 +99,8 @@ export function build(rows) {
   var packed = rows.filter(function (row) { return row.orPacked; });
   if (!packed.length) return;
   // Walked by sibling, not indexed: the fragment's `children` is a live list whose cache each move below drops, so
-  // `children[i]` counted from the first row again (8.5 s of Chromium's CPU to build 10,000 rows, 0.1 s walked).
+  // `children[i]` counted from the first row again (10,000 rows: 8.5 s of Chromium's CPU, 1.0 s walked;
+  // benchmarks/results/timings.md).
   var from = parse(packed.map(function (row) { return html(row.orPacked); }).join("")).firstElementChild;
   for (var i = 0; i < packed.length; i++, from = from.nextElementSibling) {
     var row = packed[i], table = row.orPacked.table;
