@@ -89,10 +89,30 @@ def _as_at_start_up(env: Mapping[str, str]) -> None:
 def run_script(argv: list[str]) -> int:
     """The script argv[0] as `__main__` with argv; its exit status (a traceback is printed, as Python would, and
     gives 1)."""
+    return _as_main(lambda: runpy.run_path(argv[0], run_name="__main__"), argv)
+
+
+def run_module(argv: list[str]) -> int:
+    """`python -m argv[0] argv[1:]`: the module as `__main__` with the working folder first on sys.path and
+    sys.argv[0] the module's file, as `-m` sets them; its exit status as run_script's."""
+    sys.path.insert(0, os.getcwd())
+    return _as_main(lambda: runpy.run_module(argv[0], run_name="__main__", alter_sys=True), argv)
+
+
+def python_m(module: str, args: Sequence[str], env: Mapping[str, str], cwd: Path,
+             timeout: float) -> subprocess.CompletedProcess[str]:
+    """What `subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True, text=True,
+    timeout=timeout)` gives, run in a fork of the preloaded server (run_module): for the tests whose subject is what a
+    command does, not how a process starts."""
+    return run_forked(run_module, [module, *args], argv=[sys.executable, "-m", module, *args], env=env, cwd=cwd,
+                      timeout=timeout)
+
+
+def _as_main(run: Callable[[], object], argv: list[str]) -> int:
     sys.argv = list(argv)
     status = 0
     try:
-        runpy.run_path(argv[0], run_name="__main__")
+        run()
     except SystemExit as exc:
         if isinstance(exc.code, int) or exc.code is None:
             status = exc.code or 0
