@@ -1,5 +1,6 @@
-"""Imported once by tests/forked.py's server before it forks: the runner and generator, MkDocs with the theme, plugin
-and Markdown extensions of mkdocs.yml, and where they are installed, torch, megatron-core and the engine."""
+"""Imported once by tests/forked.py's server before it forks: the runner and generator (the advisor with scipy),
+MkDocs with the theme, plugin and Markdown extensions of mkdocs.yml, and where they are installed, torch,
+megatron-core and the engine."""
 
 import importlib.util
 
@@ -10,7 +11,10 @@ import mkdocs.commands.build  # noqa: F401
 import pymdownx.highlight  # noqa: F401
 import pymdownx.superfences  # noqa: F401
 import ruamel.yaml  # noqa: F401
+import scipy.optimize  # noqa: F401
 
+import generator.advise.advisor  # noqa: F401
+import generator.advise.model  # noqa: F401
 import generator.check  # noqa: F401
 import runner.cli  # noqa: F401
 import runner.convergence  # noqa: F401

@@ -109,6 +109,17 @@ def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
                     cwd=project, timeout=300)
 
 
+BARE_ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}  # a user's shell's, no more
+
+
+def generator_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
+                  timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m generator ARGS` in `cwd` (environment: BARE_ENV unless given), in a fork of the suite's preloaded
+    server (tests/forked.py). tests/test_check_cli.py, test_load_robustness.py and test_verb_imports.py start it as a
+    user does."""
+    return python_m("generator", args, env=BARE_ENV if env is None else env, cwd=cwd, timeout=timeout)
+
+
 def built_pages(project: Path) -> dict[str, Page]:
     """Every page a build of `project` rendered, by its path in the site's sources: the text the MkDocs hook
     (hooks/openrecipes.py) wrote under the project's .openrecipes-cache/site/, generator.site.render_site's

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from suitehelpers import ROOT
+from suitehelpers import ROOT, generator_cli
 
 from generator.advise.report import JSON_KEYS
 
@@ -32,8 +31,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def advise(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", "advise", *args], cwd=root, capture_output=True,
-                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return generator_cli("advise", *args, cwd=root)
 
 
 @pytest.mark.slow

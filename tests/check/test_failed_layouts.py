@@ -10,14 +10,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from suitehelpers import read_yaml
+from suitehelpers import generator_cli, read_yaml
 
 from generator import failed
 from generator.check import check_tree
@@ -47,8 +46,7 @@ def _first_entry_text() -> str:
 
 
 def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", *args], cwd=root,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return generator_cli("check", "--no-cache", *args, cwd=root, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @pytest.mark.slow

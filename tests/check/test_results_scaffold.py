@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from suitehelpers import generator_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAFFOLD = "recipes/gemma-4-31b/h100/my-layout.yaml"
@@ -25,9 +26,7 @@ FILLED = {
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return generator_cli(*args, cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def _registry(tmp_path: Path) -> Path:

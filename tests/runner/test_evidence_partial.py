@@ -5,14 +5,15 @@ recomputes the figures from that record alone, and such a run is written as part
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from runner_support import ROOT, runner
+from suitehelpers import generator_cli
 
 from generator.load import load_recipe
 from generator.registry import load_catalog
@@ -47,8 +48,7 @@ def torchtitan_registry(tmp: Path) -> Path:
 
 
 def check(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", str(root / "recipes")],
-                          cwd=root, capture_output=True, text=True, timeout=120)
+    return generator_cli("check", "--no-cache", str(root / "recipes"), cwd=root, env=dict(os.environ))
 
 
 def test_interval_excerpt_prints_figures_and_decision_then_writes_as_partial(tmp_path: Path) -> None:

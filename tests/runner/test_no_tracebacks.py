@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from runner_support import FIXTURES, ROOT, registry, remeasure
+from suitehelpers import generator_cli
 
 from runner import cli
 
 
 def _generator(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ) | {"PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return generator_cli(*args, cwd=cwd, env=dict(os.environ) | {"PYTHONPATH": str(ROOT)})
 
 
 def test_a_nul_in_an_env_value_is_a_located_problem(tmp_path: Path) -> None:

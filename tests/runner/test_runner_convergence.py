@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from runner_support import FIXTURES, HERE, ROOT, registry, runner
+from suitehelpers import generator_cli
 
 from runner.convergence import compare, tolerance
 from runner.logs import format_engine_step
@@ -107,8 +108,7 @@ def test_more_than_ten_percent_outliers_fail_on_their_own() -> None:
 
 
 def _check(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=root, capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return generator_cli("check", "--no-cache", cwd=root)
 
 
 @pytest.mark.slow

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from runner_support import FIXTURES, ROOT, registry, remeasure
+from runner_support import FIXTURES, registry, remeasure
+from suitehelpers import generator_cli
 
 
 def check(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=root, capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return generator_cli("check", "--no-cache", cwd=root)
 
 
 def measured(tmp_path: Path) -> tuple[Path, Path]:
@@ -81,8 +80,7 @@ def test_the_check_cache_sees_an_evidence_change(tmp_path: Path) -> None:
     _, evidence = measured(tmp_path)
 
     def cached() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "generator", "check"], cwd=tmp_path, capture_output=True,
-                              text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        return generator_cli("check", cwd=tmp_path)
 
     assert cached().returncode == 0
     data = json.loads(evidence.read_text())

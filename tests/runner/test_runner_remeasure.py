@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from runner_support import FIXTURES, H100_ENV, HERE, REFERENCE, ROOT, alive, fixture_run, outside_result, registry, remeasure
+from suitehelpers import generator_cli
 
 from runner import cli
 
@@ -117,8 +118,7 @@ def test_from_log_miles_on_the_reference_gives_the_hand_figures_and_a_minimal_di
     ev2 = json.loads(recipe.with_name("attune-tp2-pp4-split13.evidence.json").read_text())
     assert [h["source"] for h in ev2["history"]] == ["recipe", "evidence"]
     # The written recipe still passes the registry's own check.
-    check = subprocess.run([sys.executable, "-m", "generator", "check", str(recipe)], cwd=tmp_path,
-                           capture_output=True, text=True)
+    check = generator_cli("check", str(recipe), cwd=tmp_path, env=dict(os.environ))
     assert "tokens_per_s_per_gpu" not in check.stdout + check.stderr
 
 
@@ -409,8 +409,7 @@ def test_as_new_writes_a_measured_recipe_for_the_gpus_present(tmp_path: Path) ->
     assert "# The correctness evidence of gemma-4-31b/h100/attune-tp2-pp4-split13 (H100) is not carried over" in text
     ev = json.loads(new.with_name("fixture-on-h200.evidence.json").read_text())
     assert ev["recipe"] == "gemma-4-31b/h200/fixture-on-h200" and ev["inputs"]["gpu_type"] == "H200"
-    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path,
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    check = generator_cli("check", "--no-cache", cwd=tmp_path)
     assert check.returncode == 0, check.stdout  # both recipes, and the new one against its evidence
     assert "2 recipe(s) checked, no problems" in check.stdout
 
@@ -460,12 +459,10 @@ def test_as_new_recipe_runs_itself_from_its_own_folder_with_its_own_notes(tmp_pa
 
 def test_check_refuses_a_run_naming_another_recipe(tmp_path: Path) -> None:
     recipe = registry(tmp_path, run="python3 -m runner train recipes/gemma-4-31b/h100/some-other-recipe.yaml")
-    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", str(recipe)], cwd=tmp_path,
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    check = generator_cli("check", "--no-cache", str(recipe), cwd=tmp_path)
     assert check.returncode != 0
     assert ("run: runs recipes/gemma-4-31b/h100/some-other-recipe.yaml, another recipe file; a recipe's run names "
             "its own file (recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml)") in check.stdout
     own = registry(tmp_path, run="python3 -m runner train recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml")
-    fine = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache", str(own)], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    fine = generator_cli("check", "--no-cache", str(own), cwd=tmp_path)
     assert "another recipe file" not in fine.stdout

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from tests.forked import python_m
+
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "recipes/gemma-4-31b/h100/attune-tp2-pp4-split13.yaml"
 GOLDEN_CARD = Path(__file__).parent / "golden" / "card.txt"
@@ -175,16 +177,16 @@ def no_sideways_scroll(page, url: str, width: int) -> None:  # noqa: ANN001
 
 
 def remeasured(registry: Path, name: str, times: int = 2) -> Path:
-    """A copy of the reference recipe re-measured by the real runner from a fixture log, `times` times: its
-    evidence file then holds the per-step record and (from the second time on) a history of results."""
+    """A copy of the reference recipe re-measured by the real runner (in a fork, tests/forked.py) from a fixture log,
+    `times` times: its evidence file then holds the per-step record and (from the second time on) a history of
+    results."""
     target = registry / "recipes/gemma-4-31b/h100" / f"{name}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(REFERENCE, target)
     env = dict(os.environ, OPENRECIPES_GPUS="8xNVIDIA H100 80GB HBM3", PYTHONPATH=str(ROOT))
     for _ in range(times):
-        done = subprocess.run([sys.executable, "-m", "runner", "remeasure", str(target), "--workdir",
-                               str(ROOT / "tests/runner"), "--from-log", str(RUNNER_LOG)], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = python_m("runner", ["remeasure", str(target), "--workdir", str(ROOT / "tests/runner"), "--from-log",
+                                   str(RUNNER_LOG)], env=env, cwd=ROOT, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
     return target
 

@@ -5,20 +5,17 @@ built without the recipe."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from sitehelpers import ROOT, make_registry
-from suitehelpers import mkdocs_build, site_project
+from suitehelpers import generator_cli, mkdocs_build, site_project
 
 
 def _check_then_build(tmp_path: Path, registry: Path, rel: str) -> tuple[str, str]:
     """check's first located line for `rel` (check must refuse it), and what `mkdocs build` printed (it must stop,
     without a traceback)."""
-    check = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=registry,
-                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    check = generator_cli("check", "--no-cache", cwd=registry)
     located = [line for line in check.stdout.splitlines() if line.startswith(f"{rel}:")]
     assert check.returncode != 0 and located, check.stdout
     project = site_project(tmp_path, registry)

@@ -7,14 +7,13 @@ of benchmarks/advise_validate.py, which a fresh validation reproduces."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from suitehelpers import BuiltSite
+from suitehelpers import BuiltSite, generator_cli
 
 from generator.registry import load_catalog
 from generator.site.predicted import VALIDATION, chosen_counts, families
@@ -87,9 +86,8 @@ def page(site: BuiltSite, path: str) -> Node:
 
 
 def advise_json(model: str, gpu: str, count: int) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "generator", "advise", model, "--gpu", gpu, "--gpus", str(count),
-                           "--top", "3", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = generator_cli("advise", model, "--gpu", gpu, "--gpus", str(count), "--top", "3", "--json", cwd=ROOT,
+                         timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -162,9 +160,7 @@ def test_a_refused_model_says_why_in_the_advisors_one_line(committed_site: Built
     root = page(committed_site, "models/mixtral-8x7b")
     assert not root.all(lambda n: "data-or-predicted" in n.attrs)
     lines = [n.text() for n in root.all(lambda n: "data-or-predicted-refusal" in n.attrs)]
-    proc = subprocess.run([sys.executable, "-m", "generator", "advise", "Mixtral-8x7B", "--gpu", "H100", "--gpus", "8"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = generator_cli("advise", "Mixtral-8x7B", "--gpu", "H100", "--gpus", "8", cwd=ROOT, timeout=300)
     assert proc.returncode == 1 and proc.stdout == ""
     refusal = proc.stderr.strip()
     assert "\n" not in refusal and refusal.startswith("catalog/models/mixtral-8x7b.yaml:")

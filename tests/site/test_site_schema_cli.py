@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import types
 import typing
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from sitehelpers import ROOT, make_registry
+from sitehelpers import make_registry
+from suitehelpers import generator_cli
 
 from generator.models import Recipe
 from generator.registry import load_registry
@@ -62,9 +62,7 @@ def test_schema_page_has_types_and_units(committed_pages) -> None:  # noqa: ANN0
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return generator_cli(*args, cwd=cwd)
 
 
 @pytest.mark.slow
