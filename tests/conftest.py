@@ -110,8 +110,9 @@ def committed(committed_copy: Path) -> Registry:
 
 @pytest.fixture(scope="session")
 def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    """The committed registry's site, built once per run (`mkdocs build --strict`, a real subprocess). The pages the
-    tests read (committed_pages) and the ones Chromium loads (tests/site/conftest.py) are this build's."""
+    """The committed registry's site, built once per run (`mkdocs build --strict` in a process of its own:
+    suitehelpers.mkdocs_build). The pages the tests read (committed_pages) and the ones Chromium loads
+    (tests/site/conftest.py) are this build's."""
     shared = run_folder(tmp_path_factory)
     folder = shared / "committed-site"
     record = folder / "build.json"

@@ -8,9 +8,11 @@ before it forks) for a fork that runs `body(*args)`, a real process of its own w
 working folder, output files and exit status.
 
 What the fork runs stays what a user runs: `run_script` runs a script as `__main__` with its argv, as `python
-SCRIPT ARGS` would. What a fresh interpreter would take from its environment at start-up, and the server has already
-fixed, is set again in the fork: warning filters (PYTHONWARNINGS), unbuffered output (PYTHONUNBUFFERED) and torch's
-intra-op threads (OMP_NUM_THREADS). Signal dispositions are Python's own (the forkserver restores them in the fork).
+SCRIPT ARGS` would; `python_m` a module as `python -m MODULE ARGS` would (the runner's, the generator's and
+MkDocs' command lines: tests/runner/runner_support.py, suitehelpers.generator_cli and mkdocs_build). What a fresh
+interpreter would take from its environment at start-up, and the server has already fixed, is set again in the
+fork: warning filters (PYTHONWARNINGS), unbuffered output (PYTHONUNBUFFERED) and torch's intra-op threads
+(OMP_NUM_THREADS). Signal dispositions are Python's own (the forkserver restores them in the fork).
 The runs whose subject is starting a process start one as a user would (the runner's launch of a recipe's command,
 torchrun, Slurm, a fresh venv).
 """

@@ -1,6 +1,7 @@
-"""`python -m generator advise` as a user runs it (a real subprocess), on a small registry: the catalogs, three
-models' recipes (Llama-3.1-8B, Llama-3-8B, the playbook's 1B) and the playbook 1B's failed layouts. The tests that
-read the recipes and fit (2-4 s each) are marked slow; the refusals the catalogs alone decide are not."""
+"""`python -m generator advise` as a user runs it (a process of its own, forked: suitehelpers.generator_cli), on a
+small registry: the catalogs, three models' recipes (Llama-3.1-8B, Llama-3-8B, the playbook's 1B) and the playbook
+1B's failed layouts. The tests that read the recipes and fit (2-4 s each) are marked slow; the refusals the catalogs
+alone decide are not."""
 
 from __future__ import annotations
 

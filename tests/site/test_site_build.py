@@ -1,4 +1,5 @@
-"""A real `mkdocs build --strict` (subprocess) of a registry copy: clean, offline, links resolve."""
+"""A real `mkdocs build --strict` (a process of its own, forked: suitehelpers.mkdocs_build) of a registry copy:
+clean, offline, links resolve."""
 
 from __future__ import annotations
 
