@@ -102,7 +102,7 @@ def site_project(tmp: Path, registry: Path) -> Path:
 
 def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
     """`python -m mkdocs build --strict` of the project into `out`, in a fork of the suite's preloaded server
-    (tests/forked.py: MkDocs, Material and Markdown imported once; ~0.5 s of CPU a small site instead of ~0.95).
+    (tests/forked.py: MkDocs, Material and Markdown imported once; ~0.67 s of CPU a one-recipe site instead of ~0.95).
     tests/site/test_site_serve.py starts `mkdocs serve` as a user does."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
     return python_m("mkdocs", ["build", "--strict", "-f", str(project / "mkdocs.yml"), "-d", str(out)], env=env,

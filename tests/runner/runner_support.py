@@ -37,7 +37,7 @@ def fixture_run(fmt: str = "miles", extra: str = "") -> str:
 
 def runner(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`python -m runner ARGS` from the repository root, in a fork of the suite's preloaded server (tests/forked.py:
-    ~0.15 s of CPU a run instead of ~0.3, ~100 runs a suite); the tests of how the runner's process starts, stops and
+    ~0.14 s of CPU a run instead of ~0.31, ~100 runs a suite); the tests of how the runner's process starts, stops and
     is signalled start it themselves."""
     return python_m("runner", args, env=dict(os.environ) | H100_ENV | (env or {}), cwd=ROOT, timeout=timeout)
 
